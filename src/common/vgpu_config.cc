@@ -1,0 +1,95 @@
+#include "vgpu_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace vgpu {
+namespace {
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+Result<VgpuConfig> VgpuConfig::Parse(const std::string& text, const std::string& source,
+                                     const VgpuConfig& defaults) {
+  VgpuConfig config = defaults;
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    size_t hash = line.find('#');
+    if (hash != std::string::npos) line.erase(hash);
+    line = Trim(line);
+    if (line.empty()) continue;
+    std::string where = source + ":" + std::to_string(line_no) + ": ";
+    size_t eq = line.find('=');
+    if (eq == std::string::npos)
+      return Result<VgpuConfig>::Error(where + "expected Key=Value, got \"" + line + "\"");
+    std::string key = Lower(Trim(line.substr(0, eq)));
+    std::string value = Trim(line.substr(eq + 1));
+    if (key == "sharesperdevice") {
+      char* end = nullptr;
+      errno = 0;
+      long n = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || errno != 0 || n < 1 || n > 1024)
+        return Result<VgpuConfig>::Error(
+            where + "SharesPerDevice=" + value +
+            " must be a whole number from 1 to 1024 (Slurm allows 1024 GRES bits per node)");
+      config.shares_per_device = static_cast<uint32_t>(n);
+    } else if (key == "chipcatalogdir") {
+      if (value.empty())
+        return Result<VgpuConfig>::Error(where + "ChipCatalogDir= needs a directory");
+      config.chip_catalog_dirs = value;
+    } else if (key == "inventory") {
+      config.inventory = value;
+    } else {
+      return Result<VgpuConfig>::Error(
+          where + "unknown key \"" + Trim(line.substr(0, eq)) +
+          "\" (known: SharesPerDevice, ChipCatalogDir, Inventory; see vgpu.conf(5))");
+    }
+  }
+  return config;
+}
+
+Result<VgpuConfig> VgpuConfig::Load(const std::string& path, const VgpuConfig& defaults) {
+  std::ifstream in(path);
+  if (!in) {
+    if (errno == ENOENT) return defaults;
+    return Result<VgpuConfig>::Error("cannot read " + path + ": " + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return Parse(text.str(), path, defaults);
+}
+
+std::string VgpuConfig::InventoryFor(const std::string& node_name) const {
+  std::string out;
+  for (size_t i = 0; i < inventory.size(); ++i) {
+    if (inventory[i] == '%' && i + 1 < inventory.size() && inventory[i + 1] == 'n') {
+      out += node_name;
+      ++i;
+    } else {
+      out += inventory[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace vgpu

@@ -1,0 +1,345 @@
+# Shared helpers of the real-Slurm test cluster (sourced by cluster-up,
+# cluster-down and run-tests; bash only, root only).
+#
+# The cluster is "mode (b)" of doc slurm-test-cluster.md: one slurmctld, one
+# slurmdbd, one MariaDB, one munged and three slurmd (n1..n3) that all listen
+# on 127.0.0.1 with different ports.  Everything it writes lives under $LAB.
+# shellcheck shell=bash
+
+# Not under a mktemp dir in /tmp: the slurm user (slurmctld, slurmdbd) and the
+# munge/mysql users must be able to traverse every parent directory.
+LAB=${LAB:-/var/lib/slurm-vgpu-lab}
+export LAB
+
+# Slurm client commands and daemons all find their config through this.
+export SLURM_CONF=$LAB/etc/slurm.conf
+# Error messages (bash's "No such device or address", ...) are parsed.
+export LC_ALL=C
+
+NODES=(n1 n2 n3)
+declare -A NODE_PORT=([n1]=17001 [n2]=17002 [n3]=17003)
+CTLD_PORT=6817
+DBD_PORT=6819
+# Not 3306: a MariaDB of the host may already use it.
+MYSQL_PORT=13306
+MUNGE_SOCKET=$LAB/munge/munge.socket
+MYSQL_SOCKET=$LAB/mysql/mysqld.sock
+
+SLURM_PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
+
+# ---------------------------------------------------------------- logging
+
+# Seconds (float) since the epoch; bash 5's EPOCHREALTIME avoids a fork.
+now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
+
+T0=${T0:-$(now)}
+export T0
+
+# elapsed [START] -> seconds since START (default: script start), 2 decimals.
+elapsed() { awk -v a="${1:-$T0}" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+
+# log MSG...: "[t  1.23] MSG" on stderr, so stdout stays parseable.
+log() { printf '[t %6s] %s\n' "$(elapsed)" "$*" >&2; }
+
+die() { log "ERROR: $*"; exit 1; }
+
+require_root() { [ "$(id -u)" = 0 ] || die "must run as root"; }
+
+# ---------------------------------------------------------------- waiting
+
+# wait_for TIMEOUT_S DESCRIPTION CMD... : run CMD every 0.1 s until it
+# succeeds; fail (return 1, with a log line) after TIMEOUT_S seconds.
+wait_for() {
+	local timeout=$1 what=$2
+	shift 2
+	local start
+	start=$(now)
+	while :; do
+		if "$@" >/dev/null 2>&1; then
+			return 0
+		fi
+		if awk -v s="$start" -v n="$(now)" -v t="$timeout" 'BEGIN { exit !(n - s > t) }'; then
+			log "timeout after ${timeout}s waiting for: $what"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# tcp_open HOST PORT: is something accepting connections there?
+tcp_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+# ---------------------------------------------------------------- processes
+
+# pid_is PID COMM: PID is alive and its /proc/PID/comm is COMM.  Guards every
+# kill: a pid file left behind by a crash may name a recycled pid.
+# A zombie counts as gone: daemons are children of PID 1, which here may
+# reap them only seconds later.
+pid_is() {
+	local pid=$1 comm=$2 actual stat
+	[[ $pid =~ ^[0-9]+$ ]] || return 1
+	read -r actual 2>/dev/null <"/proc/$pid/comm" || return 1
+	[ "$actual" = "$comm" ] || return 1
+	read -r stat 2>/dev/null <"/proc/$pid/stat" || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
+
+# pidfile_pid FILE: the pid written in FILE (empty if none).
+pidfile_pid() { [ -n "$1" ] && [ -r "$1" ] && tr -dc '0-9' <"$1" 2>/dev/null || true; }
+
+# lab_pids COMM: pids of processes named COMM that belong to this lab, that is
+# whose command line or environment mentions $LAB/ (every daemon is started
+# with SLURM_CONF=$LAB/... in its environment or a $LAB path argument).
+# This finds our daemons even when their pid file is gone or stale.
+lab_pids() {
+	local comm=$1 d pid
+	local c
+	for d in /proc/[0-9]*; do
+		pid=${d#/proc/}
+		# read, not $(cat): no fork per process
+		c=
+		read -r c 2>/dev/null <"$d/comm" || continue
+		[ "$c" = "$comm" ] || continue
+		pid_is "$pid" "$comm" || continue
+		if tr '\0' '\n' 2>/dev/null <"$d/cmdline" | grep -qF "$LAB/" ||
+			tr '\0' '\n' 2>/dev/null <"$d/environ" | grep -qF "SLURM_CONF=$LAB/"; then
+			echo "$pid"
+		fi
+	done
+}
+
+# stop_pid PID COMM [TIMEOUT_S]: SIGTERM, wait, then SIGKILL; only if PID is
+# still COMM.  Returns 0 once it is gone.
+stop_pid() {
+	local pid=$1 comm=$2 timeout=${3:-10}
+	pid_is "$pid" "$comm" || return 0
+	kill -TERM "$pid" 2>/dev/null || true
+	if ! wait_for "$timeout" "$comm ($pid) to exit" eval "! pid_is $pid $comm"; then
+		log "sending SIGKILL to $comm ($pid)"
+		kill -KILL "$pid" 2>/dev/null || true
+		wait_for 5 "$comm ($pid) to die" eval "! pid_is $pid $comm" || return 1
+	fi
+	return 0
+}
+
+# stop_daemon COMM PIDFILE [TIMEOUT_S]: stop the lab's COMM daemons, the one
+# in PIDFILE (may be "") and any other found by lab_pids; remove PIDFILE.
+stop_daemon() {
+	local comm=$1 pidfile=$2 timeout=${3:-10} pid pids
+	pids="$(pidfile_pid "$pidfile") $(lab_pids "$comm")"
+	for pid in $(printf '%s\n' $pids | sort -u); do
+		if pid_is "$pid" "$comm"; then
+			log "stopping $comm (pid $pid)"
+			stop_pid "$pid" "$comm" "$timeout" || log "could not stop $comm ($pid)"
+		fi
+	done
+	[ -z "$pidfile" ] || rm -f "$pidfile"
+}
+
+# kill9_daemon COMM PIDFILE: SIGKILL the lab's COMM daemons (crash simulation).
+kill9_daemon() {
+	local comm=$1 pidfile=$2 pid
+	for pid in $(printf '%s\n' "$(pidfile_pid "$pidfile")" $(lab_pids "$comm") | sort -u); do
+		pid_is "$pid" "$comm" && kill -KILL "$pid" 2>/dev/null || true
+	done
+}
+
+# daemon_running COMM PIDFILE: the pid file names a live COMM.
+daemon_running() { pid_is "$(pidfile_pid "$2")" "$1"; }
+
+# ---------------------------------------------------------------- cgroups
+
+# The multiple-slurmd build of Slurm prefixes its cgroup trees with
+# /slurm_<nodename> (cgroup v1).
+lab_cgroup_dirs() {
+	local n c
+	for c in /sys/fs/cgroup/*/; do
+		for n in "${NODES[@]}"; do
+			[ -d "${c}slurm_$n" ] && echo "${c}slurm_$n"
+		done
+	done
+	return 0
+}
+
+# kill_cgroup_procs: SIGKILL every process left in the lab's job cgroups
+# (jobs and slurmstepd of a slurmd that was killed; they would otherwise keep
+# the cgroups busy and the job's devices allocated).
+kill_cgroup_procs() {
+	local dir f pid
+	for dir in $(lab_cgroup_dirs); do
+		while IFS= read -r f; do
+			while IFS= read -r pid; do
+				[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+			done <"$f"
+		done < <(find "$dir" -name cgroup.procs 2>/dev/null)
+	done
+}
+
+# remove_cgroup_trees: rmdir the (now empty) slurm_<node> trees, deepest first.
+remove_cgroup_trees() {
+	local dir
+	for dir in $(lab_cgroup_dirs); do
+		find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null || true
+	done
+}
+
+# ---------------------------------------------------------------- slurm helpers
+
+# node_states: "n1 idle" lines.
+node_states() { sinfo -h -N -o '%N %t' 2>/dev/null | sort -u; }
+
+# all_nodes_usable: every lab node is idle/mix/alloc (not down/drain/unk).
+all_nodes_usable() {
+	local out n
+	out=$(node_states) || return 1
+	for n in "${NODES[@]}"; do
+		grep -Eq "^$n (idle|mix|alloc)\$" <<<"$out" || return 1
+	done
+}
+
+# ---------------------------------------------------------------- configuration
+
+# Devices of the simulated nodes: "node model gres_type file major:minor".
+# The major 240 has no driver, so open() of an allowed node fails with ENXIO
+# and of a node the devices cgroup denies with EPERM (doc section 5).  The
+# devices controller works on numbers, so every file has its own minor.
+device_table() {
+	local i
+	for i in 0 1 2 3 4 5 6 7; do
+		echo "n1 ascend-910b ascend $LAB/dev/n1/davinci$i 240:$i"
+	done
+	for i in 0 1 2 3; do
+		echo "n2 nvidia-h100 nvidia $LAB/dev/n2/nvidia$i 240:$((10 + i))"
+	done
+	for i in 0 1 2 3; do
+		echo "n2 hygon-k100 dcu $LAB/dev/n2/dri/renderD$((128 + i)) 240:$((20 + i))"
+	done
+	for i in 0 1; do
+		echo "n3 nvidia-a100-80g nvidia $LAB/dev/n3/nvidia$i 240:$((30 + i))"
+	done
+}
+
+# make_device FILE MAJOR:MINOR: a character device node with that number
+# (re-created when an old one has another number).
+make_device() {
+	local file=$1 num=$2 major minor
+	major=${num%:*} minor=${num#*:}
+	if [ -c "$file" ] && [ "$(stat -c '%t:%T' "$file")" = "$(printf '%x:%x' "$major" "$minor")" ]; then
+		return 0
+	fi
+	mkdir -p "$(dirname "$file")"
+	rm -f "$file"
+	mknod -m 0666 "$file" c "$major" "$minor"
+}
+
+# write_inventory FILE "model file index" ... : the plugin's simulated
+# inventory (format: src/common/discovery.h, MakeInventoryBackend).
+write_inventory() {
+	local out=$1 first=1 model file index bus=0
+	shift
+	{
+		echo '{"devices": ['
+		for line in "$@"; do
+			read -r model file index <<<"$line"
+			bus=$((bus + 1))
+			[ $first = 1 ] || echo ','
+			first=0
+			printf '  {"model": "%s", "index": %d, "file": "%s", "uuid": "LAB-%s-%s", "pci_bus_id": "0000:%02x:00.0"}' \
+				"$model" "$index" "$file" "$model" "$index" "$((0xc0 + bus))"
+		done
+		echo
+		echo ']}'
+	} >"$out"
+}
+
+# write_slurm_conf DIR ACCT NODE_LINES PART_NODES: slurm.conf for the lab.
+#   ACCT=1: accounting through slurmdbd; 0: none (throw-away slurmd -G dirs).
+#   VGPU_PLUGIN_DIR (global, may be empty) is appended to PluginDir.
+# Daemon file paths live in DIR/.. so a throw-away dir holds its own.
+write_slurm_conf() {
+	local dir=$1 acct=$2 nodes=$3 base
+	base=$(dirname "$dir")
+	{
+		cat <<-CONF
+		# Generated by tests/cluster (slurm-vgpu test cluster); do not edit.
+		ClusterName=lab
+		SlurmctldHost=localhost
+		SlurmUser=slurm
+		AuthType=auth/munge
+		AuthInfo=socket=$MUNGE_SOCKET
+		CredType=cred/munge
+		# Bind every daemon to 127.0.0.1 (gethostname() resolves there), not 0.0.0.0.
+		CommunicationParameters=NoInAddrAny,NoCtldInAddrAny
+		SlurmctldPort=$CTLD_PORT
+		StateSaveLocation=$base/state
+		SlurmdSpoolDir=$base/spool/%n
+		SlurmctldPidFile=$base/run/slurmctld.pid
+		SlurmdPidFile=$base/run/slurmd-%n.pid
+		SlurmctldLogFile=$base/log/slurmctld.log
+		SlurmdLogFile=$base/log/slurmd-%n.log
+		SlurmctldDebug=info
+		SlurmdDebug=info
+		PluginDir=$SLURM_PLUGIN_DIR${VGPU_PLUGIN_DIR:+:$VGPU_PLUGIN_DIR}
+		ProctrackType=proctrack/cgroup
+		TaskPlugin=task/cgroup,task/affinity
+		SelectType=select/cons_tres
+		SelectTypeParameters=CR_Core_Memory
+		# Without it a job gets all of the node's memory and jobs serialize.
+		DefMemPerCPU=500
+		SchedulerType=sched/backfill
+		# Schedule right after each submission and retry often: tests poll.
+		SchedulerParameters=batch_sched_delay=0,sched_interval=2,bf_interval=2
+		MpiDefault=none
+		MailProg=/bin/true
+		ReturnToService=2
+		# scancel: SIGKILL 2 s after SIGTERM (default 30 s).
+		KillWait=2
+		GresTypes=vgpu
+		JobAcctGatherType=jobacct_gather/linux
+		CONF
+		if [ "$acct" = 1 ]; then
+			cat <<-CONF
+			AccountingStorageType=accounting_storage/slurmdbd
+			AccountingStorageHost=localhost
+			AccountingStoragePort=$DBD_PORT
+			# Messages to slurmdbd take their munge socket from here, not AuthInfo.
+			AccountingStoragePass=socket=$MUNGE_SOCKET
+			AccountingStorageTRES=gres/vgpu,gres/vgpu:ascend,gres/vgpu:nvidia,gres/vgpu:dcu
+			CONF
+		fi
+		cat <<-CONF
+		NodeName=DEFAULT CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=4000 State=UNKNOWN
+		$nodes
+		PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+		CONF
+	} >"$dir/slurm.conf"
+	cat >"$dir/cgroup.conf" <<-CONF
+	CgroupPlugin=cgroup/v1
+	CgroupMountpoint=/sys/fs/cgroup
+	ConstrainDevices=yes
+	ConstrainCores=yes
+	ConstrainRAMSpace=yes
+	CONF
+}
+
+# node_line NODE GRES: the slurm.conf line of one simulated node.
+node_line() {
+	echo "NodeName=$1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=${NODE_PORT[$1]} Gres=$2"
+}
+
+# write_vgpu_conf DIR CATALOG_DIR INVENTORY_PATTERN [SHARES]
+write_vgpu_conf() {
+	cat >"$1/vgpu.conf" <<-CONF
+	SharesPerDevice=${4:-100}
+	ChipCatalogDir=$2
+	Inventory=$3
+	CONF
+}
+
+# catalog_get MODEL KEY: a top-level number/string of a catalog file.
+catalog_get() {
+	local file=$CATALOG_DIR/$1.json
+	[ -r "$file" ] || { echo "catalog file $file missing" >&2; return 1; }
+	sed -n "s/^ *\"$2\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\} *\$/\1/p" "$file" | head -1
+}

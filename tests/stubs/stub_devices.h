@@ -1,0 +1,91 @@
+/* Shared by the stub vendor libraries (nvml_stub.c, dcmi_stub.c,
+ * rocm_smi_stub.c): reading simulated devices and injected failures from the
+ * environment.
+ *
+ * Every stub re-reads its variables on each call, never at load time: a test
+ * sets them with setenv() and a dlopen()ed library may stay cached between
+ * tests.
+ *
+ * Device lists:  "<record>;<record>;..."  with  <record> = "f1,f2,..."
+ *   Fields are taken verbatim (no quoting; a field cannot contain ',' or ';').
+ *   Empty records are skipped. Missing trailing fields read as "".
+ * Failure lists: "<function>[,<function>...]": each named function returns
+ *   the stub's error code (…_FAIL) or its "not supported" code
+ *   (…_UNSUPPORTED) instead of doing its work.
+ */
+#ifndef VGPU_TESTS_STUB_DEVICES_H_
+#define VGPU_TESTS_STUB_DEVICES_H_
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STUB_MAX_DEVICES 32
+#define STUB_MAX_FIELDS 10
+#define STUB_FIELD_LEN 96
+
+typedef struct {
+  char field[STUB_MAX_FIELDS][STUB_FIELD_LEN];
+  int count;
+} stub_record;
+
+/* Parses the list in environment variable `var` into `out` (at most
+ * STUB_MAX_DEVICES records); returns how many. Unset or empty: 0. */
+static inline int stub_read_records(const char* var, stub_record* out) {
+  const char* text = getenv(var);
+  int n = 0;
+  if (text == NULL) return 0;
+  while (*text != '\0' && n < STUB_MAX_DEVICES) {
+    const char* end = strchr(text, ';');
+    size_t len = end != NULL ? (size_t)(end - text) : strlen(text);
+    stub_record* r = &out[n];
+    size_t i = 0;
+    memset(r, 0, sizeof(*r));
+    r->count = 0;
+    if (len > 0) {
+      r->count = 1;
+      for (size_t k = 0; k < len; ++k) {
+        char c = text[k];
+        if (c == ',') {
+          if (r->count == STUB_MAX_FIELDS) break;
+          r->count++;
+          i = 0;
+        } else if (i + 1 < STUB_FIELD_LEN) {
+          r->field[r->count - 1][i++] = c;
+        }
+      }
+      n++;
+    }
+    if (end == NULL) break;
+    text = end + 1;
+  }
+  return n;
+}
+
+/* 1 if `function` is listed in environment variable `var`. */
+static inline int stub_listed(const char* var, const char* function) {
+  const char* text = getenv(var);
+  size_t want = strlen(function);
+  if (text == NULL) return 0;
+  while (*text != '\0') {
+    const char* end = strchr(text, ',');
+    size_t len = end != NULL ? (size_t)(end - text) : strlen(text);
+    if (len == want && strncmp(text, function, len) == 0) return 1;
+    if (end == NULL) break;
+    text = end + 1;
+  }
+  return 0;
+}
+
+static inline unsigned long long stub_u64(const char* s, int base) { return strtoull(s, NULL, base); }
+
+/* Parses "dddd:bb:dd.f" (any domain width) or "bb:dd.f"; 0 on success. */
+static inline int stub_parse_bdf(const char* s, unsigned* domain, unsigned* bus, unsigned* dev, unsigned* fn) {
+  *domain = 0;
+  if (sscanf(s, "%x:%x:%x.%x", domain, bus, dev, fn) == 4) return 0;
+  *domain = 0;
+  if (sscanf(s, "%x:%x.%x", bus, dev, fn) == 3) return 0;
+  return -1;
+}
+
+#endif /* VGPU_TESTS_STUB_DEVICES_H_ */
