@@ -82,9 +82,11 @@ class DefaultEnv : public DiscoveryEnv {
     dlerror();
     void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-      const char* why = dlerror();
-      return Result<std::unique_ptr<DynamicLibrary>>::Error(
-          "cannot load " + name + ": " + (why != nullptr ? why : "unknown dlopen error"));
+      const char* err = dlerror();
+      std::string why = err != nullptr ? err : "unknown dlopen error";
+      // dlerror() usually starts with the name already; do not repeat it.
+      if (why.find(name) == std::string::npos) why = name + ": " + why;
+      return Result<std::unique_ptr<DynamicLibrary>>::Error(why);
     }
     return std::unique_ptr<DynamicLibrary>(new DlLibrary(handle));
   }

@@ -15,7 +15,10 @@ struct GresRecord {
   std::string name;   // "vgpu", "gpu", ...
   std::string type;   // Type=, may be empty
   std::string file;   // File= expression, empty for count-only records
-  std::string cpus;   // Cores= as Slurm keeps it, may be empty
+  std::string cpus;   // Cores= as Slurm keeps it (abstract ids), may be empty
+  // CPUs local to the device in machine numbering, from discovery, for a
+  // record without Cores=; Slurm's side converts them to abstract ids.
+  std::string machine_cpus;
   std::string links;
   uint64_t count = 0;
   // Index of the input record this one came from, so the Slurm side can copy

@@ -171,7 +171,11 @@ class LayoutBuilder {
             << "\"NodeName=" << in_.node_name << " Name=vgpu Type=" << spelled
             << " File=/dev/<device>[0-N]\" (one share bit per share needs the device files)";
       } else {
-        msg << "gres/vgpu: node " << in_.node_name << ": gres.conf lists "
+        const GresConfLine* line = nullptr;
+        for (const DeviceGroup& g : groups_)
+          if (!line && Lower(g.type) == type) line = g.line;
+        std::string where = line && in_.locator ? " (" + in_.locator->Describe(line, "") + ")" : "";
+        msg << "gres/vgpu: node " << in_.node_name << ": gres.conf" << where << " lists "
             << devices_on_lines[type] << " " << spelled << " device(s) = " << want
             << " shares at SharesPerDevice=" << in_.shares_per_device
             << ", but slurm.conf says Gres=vgpu:" << spelled << ":" << total
@@ -219,6 +223,7 @@ class LayoutBuilder {
       for (const Device& dev : g->devices) {
         GresRecord rec = r;
         rec.file = dev.files.front();
+        if (rec.cpus.empty()) rec.machine_cpus = dev.cpus;
         rec.count = in_.shares_per_device;
         rec.origin = i;
         out_.records.push_back(rec);

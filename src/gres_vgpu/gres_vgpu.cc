@@ -86,7 +86,7 @@ int LoadNodeConfig(List gres_conf_list, node_config_load_t* node_conf) {
     std::vector<vgpu::GresRecord> others;
     for (const auto& r : merged)
       if (r.name != vgpu::kGresName) others.push_back(r);
-    vgpu::slurm::ReplaceRecords(gres_conf_list, others);
+    vgpu::slurm::ReplaceRecords(gres_conf_list, others, node_conf);
     SetTable(DeviceTable(), false);
     return SLURM_SUCCESS;
   }
@@ -118,7 +118,7 @@ int LoadNodeConfig(List gres_conf_list, node_config_load_t* node_conf) {
   vgpu::ShareLayout layout = vgpu::BuildShareLayout(merged, in);
   for (const auto& n : layout.notes) LogPrefixed(false, n);
   for (const auto& e : layout.errors) LogPrefixed(true, e);
-  vgpu::slurm::ReplaceRecords(gres_conf_list, layout.records);
+  vgpu::slurm::ReplaceRecords(gres_conf_list, layout.records, node_conf);
   for (const auto& d : layout.table.devices())
     info("gres/vgpu: device %s type=%s model=%s bits %u-%u memory=%llu",
          d.device.files.front().c_str(), d.device.gres_type.c_str(),

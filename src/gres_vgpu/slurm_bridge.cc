@@ -18,14 +18,45 @@ namespace {
 
 std::string Str(const char* s) { return s ? s : ""; }
 
-gres_slurmd_conf_t* CopyForDevice(const gres_slurmd_conf_t* from, const GresRecord& rec) {
+// Cores= for a device record: the original's, else the CPUs discovery found
+// local to the device, converted to Slurm's abstract ids the way gres/gpu's
+// AutoDetect does.
+void SetCpus(gres_slurmd_conf_t* to, const gres_slurmd_conf_t* from, const GresRecord& rec,
+             const node_config_load_t* node_conf) {
+  if (from->cpus || rec.machine_cpus.empty() || !node_conf || !node_conf->xcpuinfo_mac_to_abs ||
+      !to->cpu_cnt) {
+    to->cpus = xstrdup(from->cpus);
+    to->cpus_bitmap = from->cpus_bitmap ? bit_copy(from->cpus_bitmap) : nullptr;
+    return;
+  }
+  char* abs = nullptr;
+  if (node_conf->xcpuinfo_mac_to_abs(const_cast<char*>(rec.machine_cpus.c_str()), &abs) ||
+      !abs) {
+    info("gres/vgpu: cannot map CPUs %s of %s to Slurm's CPU ids; no Cores= for it",
+         rec.machine_cpus.c_str(), rec.file.c_str());
+    xfree(abs);
+    return;
+  }
+  bitstr_t* bits = bit_alloc(to->cpu_cnt);
+  if (bit_unfmt(bits, abs) != 0) {
+    info("gres/vgpu: CPUs %s of %s are outside this node's %u CPUs; no Cores= for it", abs,
+         rec.file.c_str(), to->cpu_cnt);
+    FREE_NULL_BITMAP(bits);
+    xfree(abs);
+    return;
+  }
+  to->cpus = abs;
+  to->cpus_bitmap = bits;
+}
+
+gres_slurmd_conf_t* CopyForDevice(const gres_slurmd_conf_t* from, const GresRecord& rec,
+                                  const node_config_load_t* node_conf) {
   auto* to = static_cast<gres_slurmd_conf_t*>(xmalloc(sizeof(gres_slurmd_conf_t)));
   to->config_flags = (from->config_flags | GRES_CONF_HAS_FILE | GRES_CONF_HAS_TYPE) &
                      ~GRES_CONF_HAS_MULT;
   to->count = rec.count;
   to->cpu_cnt = from->cpu_cnt;
-  to->cpus = xstrdup(from->cpus);
-  to->cpus_bitmap = from->cpus_bitmap ? bit_copy(from->cpus_bitmap) : nullptr;
+  SetCpus(to, from, rec, node_conf);
   to->file = xstrdup(rec.file.c_str());
   to->links = xstrdup(from->links);
   to->name = xstrdup(from->name);
@@ -62,7 +93,8 @@ std::vector<GresRecord> ReadRecords(List gres_conf_list) {
   return out;
 }
 
-void ReplaceRecords(List gres_conf_list, const std::vector<GresRecord>& records) {
+void ReplaceRecords(List gres_conf_list, const std::vector<GresRecord>& records,
+                    const node_config_load_t* node_conf) {
   std::vector<gres_slurmd_conf_t*> originals;
   while (auto* c = static_cast<gres_slurmd_conf_t*>(list_pop(gres_conf_list)))
     originals.push_back(c);
@@ -71,7 +103,7 @@ void ReplaceRecords(List gres_conf_list, const std::vector<GresRecord>& records)
     gres_slurmd_conf_t* orig = originals.at(rec.origin);
     // vgpu records are always new (one per device); others pass through.
     if (!xstrcasecmp(orig->name, kGresName) || kept[rec.origin]) {
-      list_append(gres_conf_list, CopyForDevice(orig, rec));
+      list_append(gres_conf_list, CopyForDevice(orig, rec, node_conf));
     } else {
       kept[rec.origin] = true;
       list_append(gres_conf_list, orig);

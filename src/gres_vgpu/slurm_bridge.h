@@ -18,10 +18,12 @@ namespace slurm {
 // Copies the records of Slurm's gres.conf list, in list order.
 std::vector<GresRecord> ReadRecords(List gres_conf_list);
 
-// Replaces the list's contents with `records`. A record with an origin
-// reuses (or, for vgpu device records, copies) the original Slurm record at
-// that index; originals no longer referenced are freed.
-void ReplaceRecords(List gres_conf_list, const std::vector<GresRecord>& records);
+// Replaces the list's contents with `records`. Each record reuses (or, for
+// vgpu device records, copies) the original Slurm record at its origin;
+// originals no longer referenced are freed. `node_conf` converts discovered
+// CPU affinity into Cores=.
+void ReplaceRecords(List gres_conf_list, const std::vector<GresRecord>& records,
+                    const node_config_load_t* node_conf);
 
 // One gres_device_t per share bit (index = bit), so that task/cgroup's
 // ConstrainDevices allows a device exactly when one of its bits is held.

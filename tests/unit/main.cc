@@ -2,7 +2,8 @@
 // CPPUNIT_TEST_SUITE_REGISTRATION in the unit test files.
 //
 // Usage: unit_tests [TEST_NAME...]   (no name: all registered tests; a name
-// is a suite ("ChipCatalogTest") or a test ("ChipCatalogTest::testX")).
+// is a suite ("vgpu::ChipCatalogTest") or a test
+// ("vgpu::ChipCatalogTest::testAddReplacesSameId")).
 //
 // Contract: prints each test as it runs and the details of every failure;
 // the LAST line of output is exactly "unit: N passed, M failed" where M is

@@ -116,9 +116,18 @@ class ShareLayoutTest : public CppUnit::TestFixture {
     d.memory_bytes = 12345;
     d.vendor_index = 1;
     d.uuid = "u-1";
+    d.cpus = "8-15";
     in_.discovered = {d};
     ShareLayout l = BuildShareLayout({Rec("vgpu", "ascend", "/d/davinci[0-1]", 200)}, in_);
     CPPUNIT_ASSERT(l.errors.empty());
+    // Discovered affinity becomes the device record's CPUs when Cores= is absent.
+    CPPUNIT_ASSERT_EQUAL(std::string("8-15"), l.records[1].machine_cpus);
+    CPPUNIT_ASSERT_EQUAL(std::string(""), l.records[0].machine_cpus);
+    GresRecord with_cores = Rec("vgpu", "ascend", "/d/davinci1", 100);
+    with_cores.cpus = "0-1";
+    ShareLayout l2 = BuildShareLayout({with_cores}, in_);
+    CPPUNIT_ASSERT_EQUAL(std::string(""), l2.records[0].machine_cpus);
+    CPPUNIT_ASSERT_EQUAL(std::string("0-1"), l2.records[0].cpus);
     CPPUNIT_ASSERT_EQUAL(uint64_t(12345), l.table.devices()[1].device.memory_bytes);
     CPPUNIT_ASSERT_EQUAL(std::string("u-1"), l.table.devices()[1].device.uuid);
     // davinci0 was not discovered: the type names no model, so memory is unknown.
@@ -164,6 +173,7 @@ class ShareLayoutTest : public CppUnit::TestFixture {
     ShareLayout l = BuildShareLayout({Rec("vgpu", "ascend", "/d/davinci[0-3]", 4)}, in_);
     CPPUNIT_ASSERT(Contains(l.errors, "set Gres=vgpu:ascend:800"));
     CPPUNIT_ASSERT(Contains(l.errors, "8 ascend device(s)"));
+    CPPUNIT_ASSERT(Contains(l.errors, "/etc/slurm/gres.conf line 1"));
     CPPUNIT_ASSERT_EQUAL(size_t(0), CountVgpu(l));
   }
 
