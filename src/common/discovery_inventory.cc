@@ -10,7 +10,8 @@
 //   the device file, else the catalog's device_file with %d = index.
 // - Unknown keys are errors, so a misspelt "file" does not silently fall back
 //   to /dev paths; keys starting with '_' are comments.
-// - Two entries with the same index are an error.
+// - Two entries of one model with the same index, or two with the same
+//   file, are an error.
 // - jsoncpp exceptions are caught here and become errors.
 #include <json/json.h>
 
@@ -104,10 +105,16 @@ class InventoryBackend : public DiscoveryBackend {
         }
         r.vendor_index = v.asInt();
       }
+      // Each vendor's runtime numbers its own devices from 0, so an index is
+      // unique per model, not per node; a device file is unique per node.
+      auto model_key = [](const RawDevice& d) { return d.model_id.empty() ? d.name : d.model_id; };
       for (size_t j = 0; j < out.size(); ++j) {
-        if (out[j].vendor_index == r.vendor_index) {
+        if (out[j].vendor_index == r.vendor_index && model_key(out[j]) == model_key(r)) {
           return Error(at + ": index " + std::to_string(r.vendor_index) + " is already used by devices[" +
-                       std::to_string(j) + "]");
+                       std::to_string(j) + "] of the same model");
+        }
+        if (!r.file.empty() && out[j].file == r.file) {
+          return Error(at + ": file " + r.file + " is already used by devices[" + std::to_string(j) + "]");
         }
       }
       if (e.isMember("memory_bytes")) {

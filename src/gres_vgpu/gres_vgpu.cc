@@ -71,6 +71,19 @@ std::string ReadText(const std::string& path) {
   return text.str();
 }
 
+// Leaves only the other GRES in the list: slurmctld then sees fewer vgpu than
+// slurm.conf says and drains the node, rather than scheduling shares onto a
+// layout nobody can vouch for.
+void ReportNoVgpu(List gres_conf_list, node_config_load_t* node_conf,
+                  const std::vector<vgpu::GresRecord>& merged, const std::string& why) {
+  LogPrefixed(true, why + "; this node reports no vgpu until that is fixed");
+  std::vector<vgpu::GresRecord> others;
+  for (const auto& r : merged)
+    if (r.name != vgpu::kGresName) others.push_back(r);
+  vgpu::slurm::ReplaceRecords(gres_conf_list, others, node_conf);
+  SetTable(DeviceTable(), false);
+}
+
 // Builds the share layout for this node and rewrites Slurm's record list.
 int LoadNodeConfig(List gres_conf_list, node_config_load_t* node_conf) {
   const std::string node = vgpu::slurm::SlurmdNodeName();
@@ -80,14 +93,8 @@ int LoadNodeConfig(List gres_conf_list, node_config_load_t* node_conf) {
   auto config = vgpu::VgpuConfig::Load(config_path, defaults);
   std::vector<vgpu::GresRecord> merged = vgpu::slurm::ReadRecords(gres_conf_list);
   if (!config.ok()) {
-    // Without a trustworthy S the layout could disagree with slurm.conf:
-    // report no vgpu at all, so that slurmctld drains the node.
-    LogPrefixed(true, config.message() + "; node reports no vgpu until vgpu.conf is fixed");
-    std::vector<vgpu::GresRecord> others;
-    for (const auto& r : merged)
-      if (r.name != vgpu::kGresName) others.push_back(r);
-    vgpu::slurm::ReplaceRecords(gres_conf_list, others, node_conf);
-    SetTable(DeviceTable(), false);
+    // Without a trustworthy S the layout could disagree with slurm.conf.
+    ReportNoVgpu(gres_conf_list, node_conf, merged, config.message());
     return SLURM_SUCCESS;
   }
 
@@ -100,14 +107,24 @@ int LoadNodeConfig(List gres_conf_list, node_config_load_t* node_conf) {
   in.node_name = node;
   in.shares_per_device = config->shares_per_device;
   in.catalog = &chips;
-  in.file_exists = [](const std::string& f) {
+  // Device files live on the compute node: slurmctld (loading gres.conf for
+  // cloud nodes) cannot check them.
+  const bool on_node = node_conf->in_slurmd;
+  in.file_exists = [on_node](const std::string& f) {
     struct stat st;
-    return stat(f.c_str(), &st) == 0;
+    return !on_node || stat(f.c_str(), &st) == 0;
   };
   if (node_conf->in_slurmd) {
+    const std::string inventory = config->InventoryFor(node);
     vgpu::DiscoveryReport found =
-        vgpu::DiscoverDevices(chips, vgpu::DiscoveryEnv::Default(), config->InventoryFor(node));
+        vgpu::DiscoverDevices(chips, vgpu::DiscoveryEnv::Default(), inventory);
     for (const auto& n : found.notes) LogPrefixed(false, n);
+    // A vendor library failing leaves devices known by their files only; a
+    // broken inventory the admin asked for is a configuration error.
+    if (!inventory.empty() && !found.errors.empty()) {
+      ReportNoVgpu(gres_conf_list, node_conf, merged, found.errors.front());
+      return SLURM_SUCCESS;
+    }
     for (const auto& e : found.errors) LogPrefixed(true, e);
     in.discovered = std::move(found.devices);
   }

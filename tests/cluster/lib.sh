@@ -5,6 +5,7 @@
 # slurmdbd, one MariaDB, one munged and three slurmd (n1..n3) that all listen
 # on 127.0.0.1 with different ports.  Everything it writes lives under $LAB.
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # settings used by the scripts that source this
 
 # Not under a mktemp dir in /tmp: the slurm user (slurmctld, slurmdbd) and the
 # munge/mysql users must be able to traverse every parent directory.
@@ -39,7 +40,7 @@ export T0
 elapsed() { awk -v a="${1:-$T0}" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 
 # log MSG...: "[t  1.23] MSG" on stderr, so stdout stays parseable.
-log() { printf '[t %6s] %s\n' "$(elapsed)" "$*" >&2; }
+log() { printf '[t %6s] %s\n' "$(elapsed "$T0")" "$*" >&2; }
 
 die() { log "ERROR: $*"; exit 1; }
 
@@ -86,7 +87,9 @@ pid_is() {
 }
 
 # pidfile_pid FILE: the pid written in FILE (empty if none).
-pidfile_pid() { [ -n "$1" ] && [ -r "$1" ] && tr -dc '0-9' <"$1" 2>/dev/null || true; }
+pidfile_pid() {
+	if [ -n "$1" ] && [ -r "$1" ]; then tr -dc '0-9' <"$1" 2>/dev/null || true; fi
+}
 
 # lab_pids COMM: pids of processes named COMM that belong to this lab, that is
 # whose command line or environment mentions $LAB/ (every daemon is started
@@ -128,6 +131,7 @@ stop_pid() {
 stop_daemon() {
 	local comm=$1 pidfile=$2 timeout=${3:-10} pid pids
 	pids="$(pidfile_pid "$pidfile") $(lab_pids "$comm")"
+	# shellcheck disable=SC2086  # split the pid list
 	for pid in $(printf '%s\n' $pids | sort -u); do
 		if pid_is "$pid" "$comm"; then
 			log "stopping $comm (pid $pid)"
@@ -140,8 +144,9 @@ stop_daemon() {
 # kill9_daemon COMM PIDFILE: SIGKILL the lab's COMM daemons (crash simulation).
 kill9_daemon() {
 	local comm=$1 pidfile=$2 pid
+	# shellcheck disable=SC2046  # split the pid list
 	for pid in $(printf '%s\n' "$(pidfile_pid "$pidfile")" $(lab_pids "$comm") | sort -u); do
-		pid_is "$pid" "$comm" && kill -KILL "$pid" 2>/dev/null || true
+		if pid_is "$pid" "$comm"; then kill -KILL "$pid" 2>/dev/null || true; fi
 	done
 }
 
@@ -170,7 +175,7 @@ kill_cgroup_procs() {
 	for dir in $(lab_cgroup_dirs); do
 		while IFS= read -r f; do
 			while IFS= read -r pid; do
-				[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+				if [ -n "$pid" ]; then kill -KILL "$pid" 2>/dev/null || true; fi
 			done <"$f"
 		done < <(find "$dir" -name cgroup.procs 2>/dev/null)
 	done
@@ -253,8 +258,9 @@ write_inventory() {
 	} >"$out"
 }
 
-# write_slurm_conf DIR ACCT NODE_LINES PART_NODES: slurm.conf for the lab.
-#   ACCT=1: accounting through slurmdbd; 0: none (throw-away slurmd -G dirs).
+# write_slurm_conf DIR ACCT NODE_LINES: slurm.conf (+ cgroup.conf) for the lab.
+#   ACCT=1: the cluster's own: accounting through slurmdbd and the
+#   Prolog/Epilog hooks; 0: neither (throw-away slurmd -G dirs).
 #   VGPU_PLUGIN_DIR (global, may be empty) is appended to PluginDir.
 # Daemon file paths live in DIR/.. so a throw-away dir holds its own.
 write_slurm_conf() {
@@ -269,8 +275,7 @@ write_slurm_conf() {
 		AuthType=auth/munge
 		AuthInfo=socket=$MUNGE_SOCKET
 		CredType=cred/munge
-		# Bind every daemon to 127.0.0.1 (gethostname() resolves there), not 0.0.0.0.
-		CommunicationParameters=NoInAddrAny,NoCtldInAddrAny
+		$(comm_params NoInAddrAny,NoCtldInAddrAny)
 		SlurmctldPort=$CTLD_PORT
 		StateSaveLocation=$base/state
 		SlurmdSpoolDir=$base/spool/%n
@@ -306,6 +311,9 @@ write_slurm_conf() {
 			# Messages to slurmdbd take their munge socket from here, not AuthInfo.
 			AccountingStoragePass=socket=$MUNGE_SOCKET
 			AccountingStorageTRES=gres/vgpu,gres/vgpu:ascend,gres/vgpu:nvidia,gres/vgpu:dcu
+			# Record the environment the plugin gives Prolog and Epilog.
+			Prolog=$LAB/bin/hook
+			Epilog=$LAB/bin/hook
 			CONF
 		fi
 		cat <<-CONF
@@ -321,6 +329,21 @@ write_slurm_conf() {
 	ConstrainCores=yes
 	ConstrainRAMSpace=yes
 	CONF
+}
+
+# comm_params VALUE: "CommunicationParameters=VALUE" when the host name
+# resolves to a loopback address: NoInAddrAny binds the daemons to that
+# address instead of 0.0.0.0.  Elsewhere it would bind them to an address the
+# nodes' NodeAddr=127.0.0.1 does not reach, so they stay on 0.0.0.0.
+comm_params() {
+	local addr
+	addr=$(getent ahostsv4 "$(hostname)" 2>/dev/null | awk 'NR == 1 { print $1 }')
+	if [[ $addr == 127.* ]]; then
+		echo "# Bind to $addr (the host name's address), not 0.0.0.0."
+		echo "CommunicationParameters=$1"
+	else
+		echo "# $(hostname) resolves to '${addr:-nothing}', not loopback: daemons bind 0.0.0.0."
+	fi
 }
 
 # node_line NODE GRES: the slurm.conf line of one simulated node.

@@ -93,6 +93,7 @@ class DiscoveryTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(testInventoryHappyPath);
   CPPUNIT_TEST(testInventoryMissingAndCorruptFiles);
   CPPUNIT_TEST(testInventoryBadEntries);
+  CPPUNIT_TEST(testInventoryIndexIsPerModel);
   CPPUNIT_TEST(testInventoryUnknownModelIsNote);
   CPPUNIT_TEST(testDiscoverWithInventoryUsesOnlyIt);
   CPPUNIT_TEST(testDiscoverRunsEveryBackendDespiteErrors);
@@ -349,12 +350,25 @@ class DiscoveryTest : public CppUnit::TestFixture {
         {"{\"devices\": [{\"name\": \"K100\", \"index\": -1}]}", "key \"index\""},
         {"{\"devices\": [{\"name\": \"K100\"}, {\"name\": \"K100\", \"index\": 0}]}", "index 0 is already used"},
         {"{\"devices\": [{\"name\": \"K100\", \"pci_bus_id\": \"slot 3\"}]}", "key \"pci_bus_id\""},
+        {"{\"devices\": [{\"name\": \"K100\", \"file\": \"/d/r\"}, {\"name\": \"Z100\", \"file\": \"/d/r\"}]}",
+         "file /d/r is already used"},
     };
     for (const auto& c : cases) {
       auto raw = MakeInventoryBackend(env_, Write("e.json", c.json))->Enumerate(nullptr);
       CPPUNIT_ASSERT_MESSAGE(c.json, !raw.ok());
       CPPUNIT_ASSERT_MESSAGE(raw.message(), Contains(raw.message(), c.expect));
     }
+  }
+
+  void testInventoryIndexIsPerModel() {
+    // A node with H100s and K100s: each vendor numbers its devices from 0.
+    auto raw = MakeInventoryBackend(
+                   env_, Write("mixed.json",
+                               "{\"devices\": [{\"model\": \"nvidia-h100\", \"index\": 0},"
+                               " {\"model\": \"hygon-k100\", \"index\": 0}]}"))
+                   ->Enumerate(nullptr);
+    CPPUNIT_ASSERT_MESSAGE(raw.message(), raw.ok());
+    CPPUNIT_ASSERT_EQUAL(size_t(2), raw->size());
   }
 
   void testInventoryUnknownModelIsNote() {
