@@ -311,9 +311,12 @@ write_slurm_conf() {
 			# Messages to slurmdbd take their munge socket from here, not AuthInfo.
 			AccountingStoragePass=socket=$MUNGE_SOCKET
 			AccountingStorageTRES=gres/vgpu,gres/vgpu:ascend,gres/vgpu:nvidia,gres/vgpu:dcu
-			# Record the environment the plugin gives Prolog and Epilog.
+			# Record the environment the plugin gives Prolog and Epilog. With
+			# PrologFlags=Alloc slurmctld builds that environment (the plugin's
+			# epilog_build_env), as the vgpu prolog will need.
 			Prolog=$LAB/bin/hook
 			Epilog=$LAB/bin/hook
+			PrologFlags=Alloc
 			CONF
 		fi
 		cat <<-CONF
