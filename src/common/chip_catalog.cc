@@ -18,22 +18,12 @@
 #include <system_error>
 #include <utility>
 
+#include "text.h"
+
 namespace vgpu {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string Trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
 
 // Ids and GRES types end up in gres.conf Type= and in file names: keep them
 // to characters that need no quoting anywhere.

@@ -5,15 +5,10 @@
 #include <sstream>
 
 #include "file_range.h"
+#include "text.h"
 
 namespace vgpu {
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 // Value of `key` (case-insensitive) among the line's blank-separated
 // Key=Value words, or "".
@@ -36,10 +31,8 @@ GresConfLocator::GresConfLocator(const std::string& path, const std::string& tex
   int number = 0;
   while (std::getline(in, raw)) {
     ++number;
-    std::string line = raw.substr(0, raw.find('#'));
-    size_t b = line.find_first_not_of(" \t\r");
-    if (b == std::string::npos) continue;
-    line = line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
+    std::string line = Trim(raw.substr(0, raw.find('#')));
+    if (line.empty()) continue;
     GresConfLine entry;
     entry.number = number;
     entry.text = line;

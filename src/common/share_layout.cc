@@ -7,15 +7,10 @@
 #include <sstream>
 
 #include "file_range.h"
+#include "text.h"
 
 namespace vgpu {
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 bool IsVgpu(const GresRecord& r) { return Lower(r.name) == kGresName; }
 

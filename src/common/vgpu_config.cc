@@ -8,23 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "text.h"
+
 namespace vgpu {
-namespace {
-
-std::string Trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-}  // namespace
 
 Result<VgpuConfig> VgpuConfig::Parse(const std::string& text, const std::string& source,
                                      const VgpuConfig& defaults) {
