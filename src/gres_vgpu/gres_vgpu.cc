@@ -7,10 +7,8 @@
 #include <sys/stat.h>
 
 #include <exception>
-#include <fstream>
-#include <memory>
-#include <sstream>
 #include <string>
+#include <vector>
 
 #include "chip_catalog.h"
 #include "discovery.h"
@@ -62,13 +60,6 @@ void LogPrefixed(bool is_error, const std::string& message) {
     error("%s%s", prefix, message.c_str());
   else
     info("%s%s", prefix, message.c_str());
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  return text.str();
 }
 
 // Leaves only the other GRES in the list: slurmctld then sees fewer vgpu than
@@ -129,7 +120,8 @@ int LoadNodeConfig(List gres_conf_list, node_config_load_t* node_conf) {
     in.discovered = std::move(found.devices);
   }
   const std::string gres_conf = vgpu::slurm::ConfigPath("gres.conf");
-  vgpu::GresConfLocator locator(gres_conf, ReadText(gres_conf));
+  auto gres_conf_text = vgpu::DiscoveryEnv::Default().ReadFile(gres_conf);
+  vgpu::GresConfLocator locator(gres_conf, gres_conf_text.ok() ? *gres_conf_text : "");
   in.locator = &locator;
 
   vgpu::ShareLayout layout = vgpu::BuildShareLayout(merged, in);
