@@ -253,7 +253,7 @@ Result<ChipModel> ChipCatalog::ParseModel(const std::string& json_text, const st
     Json::Value root;
     std::string errors;
     if (!reader->parse(json_text.data(), json_text.data() + json_text.size(), &root, &errors)) {
-      return Result<ChipModel>::Error(source + ": invalid JSON: " + Trim(errors));
+      return Result<ChipModel>::Error(source + ": invalid JSON: " + OneLine(errors));
     }
     return ParseModelValue(root, source);
   } catch (const std::exception& e) {

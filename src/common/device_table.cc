@@ -5,6 +5,8 @@
 #include <memory>
 #include <sstream>
 
+#include "text.h"
+
 namespace vgpu {
 
 DeviceTable::DeviceTable(std::vector<ShareDevice> devices, uint32_t shares_per_device)
@@ -78,7 +80,7 @@ Result<DeviceTable> DeviceTable::Parse(const std::string& text) {
   Json::CharReaderBuilder builder;
   std::unique_ptr<Json::CharReader> reader(builder.newCharReader());
   if (!reader->parse(text.data(), text.data() + text.size(), &root, &errors))
-    return Result<DeviceTable>::Error("device table is not valid JSON: " + errors);
+    return Result<DeviceTable>::Error("device table is not valid JSON: " + OneLine(errors));
   try {
     std::vector<ShareDevice> devices;
     uint32_t next_bit = 0;

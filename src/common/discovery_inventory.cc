@@ -22,6 +22,7 @@
 
 #include "discovery.h"
 #include "discovery_internal.h"
+#include "text.h"
 
 namespace vgpu {
 namespace {
@@ -57,8 +58,7 @@ class InventoryBackend : public DiscoveryBackend {
     Json::Value root;
     std::string errors;
     if (!reader->parse(text.data(), text.data() + text.size(), &root, &errors)) {
-      while (!errors.empty() && (errors.back() == '\n' || errors.back() == ' ')) errors.pop_back();
-      return Error("invalid JSON: " + errors);
+      return Error("invalid JSON: " + OneLine(errors));
     }
     if (!root.isObject() || !root.isMember("devices") || !root["devices"].isArray()) {
       return Error("key \"devices\" must be an array of device objects");

@@ -21,6 +21,20 @@ inline std::string Trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+// `s` on one line: every run of blanks and newlines becomes one space, so
+// that a parser's multi-line message stays one log line.
+inline std::string OneLine(const std::string& s) {
+  std::string out;
+  bool blank = false;
+  for (char c : Trim(s)) {
+    bool is_blank = c == ' ' || c == '\t' || c == '\r' || c == '\n';
+    if (is_blank && !blank) out += ' ';
+    if (!is_blank) out += c;
+    blank = is_blank;
+  }
+  return out;
+}
+
 }  // namespace vgpu
 
 #endif  // VGPU_COMMON_TEXT_H_

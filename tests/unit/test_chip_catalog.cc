@@ -192,6 +192,8 @@ class ChipCatalogTest : public CppUnit::TestFixture {
     Result<ChipModel> m = ChipCatalog::ParseModel("{\"id\": \"x\",", "etc/chips.d/x.json");
     CPPUNIT_ASSERT(!m.ok());
     CPPUNIT_ASSERT_MESSAGE(m.message(), Contains(m.message(), "etc/chips.d/x.json: invalid JSON"));
+    // One log line: jsoncpp's multi-line report is folded.
+    CPPUNIT_ASSERT(m.message().find('\n') == std::string::npos);
     // Strict mode: comments and trailing garbage are errors too.
     CPPUNIT_ASSERT(!ChipCatalog::ParseModel(ModelJson("a", "A") + " x", "a.json").ok());
     CPPUNIT_ASSERT(!ChipCatalog::ParseModel("// c\n" + ModelJson("a", "A"), "a.json").ok());

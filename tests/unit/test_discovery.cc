@@ -337,6 +337,8 @@ class DiscoveryTest : public CppUnit::TestFixture {
     raw = MakeInventoryBackend(env_, corrupt)->Enumerate(nullptr);
     CPPUNIT_ASSERT(!raw.ok());
     CPPUNIT_ASSERT_MESSAGE(raw.message(), Contains(raw.message(), "inventory " + corrupt + ": invalid JSON"));
+    // One log line: jsoncpp's multi-line report is folded.
+    CPPUNIT_ASSERT(raw.message().find('\n') == std::string::npos);
     std::string shape = Write("shape.json", "{\"device\": []}");
     raw = MakeInventoryBackend(env_, shape)->Enumerate(nullptr);
     CPPUNIT_ASSERT(!raw.ok());
