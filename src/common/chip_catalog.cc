@@ -18,6 +18,7 @@
 #include <system_error>
 #include <utility>
 
+#include "read_file.h"
 #include "text.h"
 
 namespace vgpu {
@@ -198,14 +199,6 @@ Result<ChipModel> ParseModelValue(const Json::Value& root, const std::string& so
 
 bool HasJsonSuffix(const fs::path& p) { return p.extension() == ".json"; }
 
-Result<std::string> ReadWholeFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Result<std::string>::Error(path.string() + ": cannot open for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Result<std::string>::Error(path.string() + ": read error");
-  return text.str();
-}
 
 // Loads one directory's models, sorted by file name, into `out` (id -> model).
 // Two files of one directory with the same id are an error: one of them is a
@@ -228,7 +221,7 @@ Status LoadDirectory(const fs::path& dir, std::vector<ChipModel>* out) {
             [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
   std::map<std::string, std::string> seen;  // id -> file, within this directory
   for (const fs::path& file : files) {
-    Result<std::string> text = ReadWholeFile(file);
+    Result<std::string> text = ReadTextFile(file.string());
     if (!text.ok()) return text.status();
     Result<ChipModel> model = ChipCatalog::ParseModel(*text, file.string());
     if (!model.ok()) return model.status();

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "discovery.h"
+#include "read_file.h"
 
 namespace vgpu {
 namespace {
@@ -92,17 +93,7 @@ class DefaultEnv : public DiscoveryEnv {
   }
 
   Result<std::string> ReadFile(const std::string& path) override {
-    struct stat st;
-    if (stat(path.c_str(), &st) != 0) {
-      return Result<std::string>::Error("cannot read " + path + ": " + std::strerror(errno));
-    }
-    if (S_ISDIR(st.st_mode)) return Result<std::string>::Error("cannot read " + path + ": is a directory");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Result<std::string>::Error("cannot read " + path + ": " + std::strerror(errno));
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) return Result<std::string>::Error("cannot read " + path + ": read error");
-    return text.str();
+    return ReadTextFile(path);
   }
 
   std::string CpusForPciBusId(const std::string& pci_bus_id) override {

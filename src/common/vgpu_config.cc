@@ -1,5 +1,7 @@
 #include "vgpu_config.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -8,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "read_file.h"
 #include "text.h"
 
 namespace vgpu {
@@ -45,24 +48,27 @@ Result<VgpuConfig> VgpuConfig::Parse(const std::string& text, const std::string&
       config.chip_catalog_dirs = value;
     } else if (key == "inventory") {
       config.inventory = value;
+    } else if (key == "placementpolicy") {
+      // The name is checked by whoever places (the select plugin, vgpu-sim),
+      // against the engine's registry.
+      if (value.empty())
+        return Result<VgpuConfig>::Error(where + "PlacementPolicy= needs a policy name");
+      config.placement_policy = Lower(value);
     } else {
       return Result<VgpuConfig>::Error(
           where + "unknown key \"" + Trim(line.substr(0, eq)) +
-          "\" (known: SharesPerDevice, ChipCatalogDir, Inventory; see vgpu.conf(5))");
+          "\" (known: SharesPerDevice, ChipCatalogDir, Inventory, PlacementPolicy; see vgpu.conf(5))");
     }
   }
   return config;
 }
 
 Result<VgpuConfig> VgpuConfig::Load(const std::string& path, const VgpuConfig& defaults) {
-  std::ifstream in(path);
-  if (!in) {
-    if (errno == ENOENT) return defaults;
-    return Result<VgpuConfig>::Error("cannot read " + path + ": " + std::strerror(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return Parse(text.str(), path, defaults);
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 && errno == ENOENT) return defaults;
+  auto text = ReadTextFile(path);
+  if (!text.ok()) return Result<VgpuConfig>::Error(text.message());
+  return Parse(*text, path, defaults);
 }
 
 std::string VgpuConfig::InventoryFor(const std::string& node_name) const {

@@ -5,6 +5,7 @@
 //   SharesPerDevice=100           # shares of one device (1..1024)
 //   ChipCatalogDir=/usr/share/slurm-vgpu/chips.d:/etc/slurm/chips.d
 //   Inventory=/etc/slurm/vgpu-inventory/%n.json   # simulated devices; %n = node name
+//   PlacementPolicy=pool          # how shares are placed (see vgpu-sim(1))
 #ifndef VGPU_COMMON_VGPU_CONFIG_H_
 #define VGPU_COMMON_VGPU_CONFIG_H_
 
@@ -21,6 +22,7 @@ struct VgpuConfig {
   uint32_t shares_per_device = kDefaultSharesPerDevice;
   std::string chip_catalog_dirs;  // ':'-separated
   std::string inventory;          // may hold %n; empty = real discovery
+  std::string placement_policy = "pool";  // a name PolicyNames() (placement.h) knows
 
   // Parses `text`; `source` names the file in messages. Values not set keep
   // those of `defaults`.

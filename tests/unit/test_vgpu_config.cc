@@ -29,9 +29,12 @@ class VgpuConfigTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT_EQUAL(std::string("/x"), c->chip_catalog_dirs);
   }
   void ParsesKeysCaseInsensitively() {
-    auto c = VgpuConfig::Parse("sharesperdevice=50 # half\nChipCatalogDir=/a:/b\nINVENTORY=/i/%n.json\n",
-                               "vgpu.conf", VgpuConfig());
+    CPPUNIT_ASSERT_EQUAL(std::string("pool"), VgpuConfig().placement_policy);
+    auto c = VgpuConfig::Parse(
+        "sharesperdevice=50 # half\nChipCatalogDir=/a:/b\nINVENTORY=/i/%n.json\nPlacementPolicy=FGD\n",
+        "vgpu.conf", VgpuConfig());
     CPPUNIT_ASSERT_MESSAGE(c.message(), c.ok());
+    CPPUNIT_ASSERT_EQUAL(std::string("fgd"), c->placement_policy);
     CPPUNIT_ASSERT_EQUAL(50u, c->shares_per_device);
     CPPUNIT_ASSERT_EQUAL(std::string("/a:/b"), c->chip_catalog_dirs);
     CPPUNIT_ASSERT_EQUAL(std::string("/i/%n.json"), c->inventory);
