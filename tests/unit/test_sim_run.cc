@@ -51,6 +51,7 @@ class SimRunTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(TaskToRequest);
   CPPUNIT_TEST(PrepareErrors);
   CPPUNIT_TEST(WholeDeviceReplayByHand);
+  CPPUNIT_TEST(RoundingWasteIsUnallocated);
   CPPUNIT_TEST(NeverFittingTasksAreCountedFailures);
   CPPUNIT_TEST(DeterministicAcrossThreads);
   CPPUNIT_TEST(UnknownPolicyIsAnError);
@@ -122,6 +123,20 @@ class SimRunTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT(std::isnan(run->authors_unallocated_pct[99]));
     CPPUNIT_ASSERT_EQUAL(size_t{11}, run->latency_ns.size());
     CPPUNIT_ASSERT_EQUAL(std::string("first-fit"), run->policy);
+  }
+
+  // Demand is counted in what tasks asked, so shares rounded up beyond it
+  // show as unallocated: 250-milli tasks fill 4 per GPU at S=1000 but take 3
+  // shares of 10 at S=10, i.e. 3 per GPU and a quarter of each GPU unused.
+  void RoundingWasteIsUnallocated() {
+    for (uint32_t s : {1000u, 10u}) {
+      auto trace = vgpu::sim::PrepareTrace(FourByTwo(), {Task("q", 1, 250)}, s);
+      CPPUNIT_ASSERT_MESSAGE(trace.message(), trace.ok());
+      auto run = vgpu::sim::RunOne(*trace, "first-fit", 42);
+      CPPUNIT_ASSERT_MESSAGE(run.message(), run.ok());
+      CPPUNIT_ASSERT_DOUBLES_EQUAL(s == 1000 ? 0.0 : 25.0, run->unallocated_pct, 1e-9);
+      CPPUNIT_ASSERT_EQUAL(uint64_t{s == 1000 ? 10u : 18u}, run->failed);  // of 42 drawn
+    }
   }
 
   // Half the tasks ask for more memory than any node has.
