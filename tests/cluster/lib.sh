@@ -314,6 +314,7 @@ write_slurm_conf() {
 			# Record the environment the plugin gives Prolog and Epilog. With
 			# PrologFlags=Alloc slurmctld builds that environment (the plugin's
 			# epilog_build_env), as the vgpu prolog will need.
+			$([ -f "${VGPU_PLUGIN_DIR:-/nonexistent}/job_submit_vgpu.so" ] && echo JobSubmitPlugins=vgpu)
 			Prolog=$LAB/bin/hook
 			Epilog=$LAB/bin/hook
 			PrologFlags=Alloc

@@ -1,0 +1,106 @@
+// job_submit/vgpu: refuses, at sbatch/srun/salloc time and with a message
+// the user sees, vgpu requests that can never be placed (more than one
+// device's shares that are not whole devices, per-task/socket/job forms, a
+// type no node has). Everything else passes unchanged.
+//
+// Entry points only; the rules are vgpu::CheckVgpuSubmission (libvgpucore).
+#include <exception>
+#include <set>
+#include <string>
+
+#include "vgpu_config.h"
+#include "vgpu_request.h"
+
+extern "C" {
+#include "config.h"
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+#include "src/common/log.h"
+#include "src/common/node_conf.h"
+#include "src/common/read_config.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+}
+
+#define VGPU_EXPORT extern "C" __attribute__((visibility("default")))
+
+extern "C" {
+extern const char plugin_name[] __attribute__((visibility("default")));
+extern const char plugin_type[] __attribute__((visibility("default")));
+extern const uint32_t plugin_version __attribute__((visibility("default")));
+}
+extern "C" const char plugin_name[] = "Refuse vgpu requests that can never be placed";
+extern "C" const char plugin_type[] = "job_submit/vgpu";
+extern "C" const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+struct job_record;  // slurmctld's job_record_t; only passed through
+
+namespace {
+
+// S, read at init (slurmctld re-inits job_submit plugins on reconfigure).
+uint32_t g_shares_per_device = vgpu::VgpuConfig::kDefaultSharesPerDevice;
+
+// The vgpu types of every node's configured Gres=. Called with slurmctld's
+// node read lock held (job_submit_plugin_submit asserts it).
+std::set<std::string> KnownTypes() {
+  std::set<std::string> types;
+  for (int i = 0; i < node_record_count; ++i) {
+    node_record_t* node = node_record_table_ptr[i];
+    if (!node || !node->config_ptr || !node->config_ptr->gres) continue;
+    for (const std::string& t : vgpu::VgpuTypesOfGres(node->config_ptr->gres)) types.insert(t);
+  }
+  return types;
+}
+
+std::string Str(const char* s) { return s ? s : ""; }
+
+int Check(const job_desc_msg_t* job, char** err_msg) {
+  vgpu::JobTres tres{Str(job->tres_per_node), Str(job->tres_per_job), Str(job->tres_per_socket),
+                     Str(job->tres_per_task)};
+  vgpu::Status st = vgpu::CheckVgpuSubmission(tres, g_shares_per_device, KnownTypes());
+  if (st.ok()) return SLURM_SUCCESS;
+  if (err_msg) *err_msg = xstrdup(st.message().c_str());
+  info("job_submit/vgpu: refused a job of uid %u: %s", job->user_id, st.message().c_str());
+  return ESLURM_INVALID_GRES;
+}
+
+template <typename F>
+int Guard(const char* entry, F&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    error("job_submit/vgpu: %s failed: %s", entry, e.what());
+  } catch (...) {
+    error("job_submit/vgpu: %s failed", entry);
+  }
+  return SLURM_SUCCESS;  // never refuse a job over our own fault
+}
+
+}  // namespace
+
+VGPU_EXPORT int init(void) {
+  return Guard("init", [] {
+    char* path = get_extra_conf_path(const_cast<char*>("vgpu.conf"));
+    auto config = vgpu::VgpuConfig::Load(Str(path), vgpu::VgpuConfig());
+    xfree(path);
+    if (!config.ok()) {
+      error("job_submit/vgpu: %s; checking with SharesPerDevice=%u", config.message().c_str(),
+            g_shares_per_device);
+      return SLURM_SUCCESS;
+    }
+    g_shares_per_device = config->shares_per_device;
+    return SLURM_SUCCESS;
+  });
+}
+
+VGPU_EXPORT int fini(void) { return SLURM_SUCCESS; }
+
+VGPU_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t, char** err_msg) {
+  return Guard("job_submit", [&] { return Check(job_desc, err_msg); });
+}
+
+// `scontrol update job ... gres=` goes through the same rules; no message
+// channel exists for modify in Slurm 22.05, so the refusal is logged.
+VGPU_EXPORT int job_modify(job_desc_msg_t* job_desc, struct job_record*, uint32_t) {
+  return Guard("job_modify", [&] { return Check(job_desc, nullptr); });
+}
