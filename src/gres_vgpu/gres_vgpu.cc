@@ -16,22 +16,14 @@
 #include "job_env.h"
 #include "share_layout.h"
 #include "slurm_bridge.h"
+#include "slurm_plugin.h"
 #include "vgpu_config.h"
 
 #ifndef VGPU_DEFAULT_CATALOG_DIR
 #define VGPU_DEFAULT_CATALOG_DIR "/usr/share/slurm-vgpu/chips.d"
 #endif
 
-extern "C" {
-extern const char plugin_name[] __attribute__((visibility("default")));
-extern const char plugin_type[] __attribute__((visibility("default")));
-extern const uint32_t plugin_version __attribute__((visibility("default")));
-}
-extern "C" const char plugin_name[] = "Fractional accelerator shares (vgpu) GRES plugin";
-extern "C" const char plugin_type[] = "gres/vgpu";
-extern "C" const uint32_t plugin_version = SLURM_VERSION_NUMBER;
-
-#define VGPU_EXPORT extern "C" __attribute__((visibility("default")))
+VGPU_SLURM_PLUGIN("Fractional accelerator shares (vgpu) GRES plugin", "gres/vgpu");
 
 namespace {
 

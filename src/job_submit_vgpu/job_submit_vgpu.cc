@@ -22,16 +22,9 @@ extern "C" {
 #include "src/common/xstring.h"
 }
 
-#define VGPU_EXPORT extern "C" __attribute__((visibility("default")))
+#include "slurm_plugin.h"
 
-extern "C" {
-extern const char plugin_name[] __attribute__((visibility("default")));
-extern const char plugin_type[] __attribute__((visibility("default")));
-extern const uint32_t plugin_version __attribute__((visibility("default")));
-}
-extern "C" const char plugin_name[] = "Refuse vgpu requests that can never be placed";
-extern "C" const char plugin_type[] = "job_submit/vgpu";
-extern "C" const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+VGPU_SLURM_PLUGIN("Refuse vgpu requests that can never be placed", "job_submit/vgpu");
 
 struct job_record;  // slurmctld's job_record_t; only passed through
 
