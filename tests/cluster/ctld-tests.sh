@@ -1,6 +1,7 @@
-# Submission tests of the cluster suite (sourced by run-tests): job_submit/vgpu
-# refuses requests that can never be placed, with a message sbatch shows, and
-# lets every other request through unchanged.
+# Tests of slurm-vgpu's slurmctld-side plugins (sourced by run-tests):
+# select/cons_tres_pool is the cluster's SelectType and loads in every Slurm
+# program; job_submit/vgpu refuses requests that can never be placed, with a
+# message sbatch shows, and lets every other request through unchanged.
 # shellcheck shell=bash
 
 # refused SBATCH_ARGS...: sbatch must fail; prints its stderr.
@@ -35,4 +36,19 @@ t_submit_accepts_whole_devices() {
 	expect "job $id VGPU_SHARES_ON_NODE" "$(env_of "$id" VGPU_SHARES_ON_NODE)" 200
 	grep -q "TresPerNode=gres:vgpu:ascend:200" "$RUN/$id.show" ||
 		fail "job $id: TresPerNode changed: $(grep -o 'TresPerNode=[^ ]*' "$RUN/$id.show")"
+}
+
+# select/cons_tres_pool wraps cons_tres: slurmctld runs with it, clients that
+# unpack node info (sinfo, scontrol) and srun load it, and cons_tres behind
+# it still answers as cons_tres.
+t_select_wrapper_loads() {
+	local out
+	out=$(scontrol show config | sed -n 's/^SelectType *= *//p')
+	expect "SelectType" "$out" select/cons_tres_pool
+	! grep -q "cannot load select/cons_tres" "$LAB/log/slurmctld.log" ||
+		fail "slurmctld could not load cons_tres: $(grep 'cons_tres' "$LAB/log/slurmctld.log" | tail -2)"
+	out=$(sinfo -h -N -o '%N %T' | sort | tr '\n' ' ')
+	[[ $out == "n1 "*"n2 "*"n3 "* ]] || fail "sinfo through the wrapper printed '$out'"
+	out=$(srun -N1 --gres=vgpu:ascend:5 sh -c 'echo $VGPU_SHARES_ON_NODE' 2>&1)
+	expect "srun --gres=vgpu:ascend:5 VGPU_SHARES_ON_NODE" "$out" 5
 }
