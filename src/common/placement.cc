@@ -314,4 +314,24 @@ Result<std::unique_ptr<PlacementPolicy>> MakePolicy(const std::string& name,
   return R::Error("unknown placement policy \"" + name + "\"; known policies: " + list);
 }
 
+std::vector<uint32_t> ChooseDevicesOnNode(const NodeState& node, const Request& req,
+                                          uint32_t shares_per_device) {
+  std::vector<uint32_t> chosen;
+  if (!ValidateRequest(req, shares_per_device).ok()) return chosen;
+  Shape sh;
+  sh.req = &req;
+  sh.s = shares_per_device;
+  sh.k = RequestDevices(req, shares_per_device);
+  sh.per = RequestSharesPerDevice(req, shares_per_device);
+  if (sh.k == 0) return chosen;
+  if (sh.k == 1 && sh.per < sh.s) {
+    int d = TightestDevice(node, sh);
+    if (d >= 0) chosen.push_back(static_cast<uint32_t>(d));
+    return chosen;
+  }
+  LowestFreeDevices(node, sh, &chosen);
+  if (chosen.size() != sh.k) chosen.clear();
+  return chosen;
+}
+
 }  // namespace vgpu

@@ -202,6 +202,15 @@ class PlacementPolicy {
   virtual Status Scores(const ClusterState& cluster, const Request& req, std::vector<double>* out) = 0;
 };
 
+// The devices of `node` that one node's part of `req` takes, as best-fit
+// chooses them: the tightest allowed device with enough free shares (ties:
+// lowest index) for at most S shares, the lowest-index fully free allowed
+// devices for whole devices. Devices only: CPU and memory are not checked.
+// Empty if the request is invalid or does not fit. This is the select
+// plugin's device choice on a node cons_tres has already picked.
+std::vector<uint32_t> ChooseDevicesOnNode(const NodeState& node, const Request& req,
+                                          uint32_t shares_per_device);
+
 // "first-fit", "least-loaded", "best-fit", "dot-product", "gpu-packing",
 // "gpu-clustering", "random-fit", "fgd", "pool" (the default).
 const std::vector<std::string>& PolicyNames();

@@ -7,7 +7,10 @@
 // chosen share bits onto the device the placement engine picks); until those
 // land the wrapper is transparent, so it can be installed and loaded by
 // every Slurm program (slurmctld, slurmd, slurmstepd, srun, sinfo...) now.
+#include <exception>
+
 #include "cons_tres_ops.h"
+#include "device_placement.h"
 #include "slurm_plugin.h"
 
 VGPU_SLURM_PLUGIN("Consumable TRES with vgpu device placement", "select/cons_tres_pool");
@@ -39,7 +42,21 @@ VGPU_EXPORT int select_p_job_test(job_record_t* job, bitstr_t* bitmap, uint32_t 
           preemptee_candidates, preemptee_job_list, exc_core_bitmap);
 }
 
-VGPU_EXPORT int select_p_job_begin(job_record_t* job) { FORWARD(job_begin, SLURM_ERROR, job); }
+// The commit point: cons_tres has chosen nodes and bits; move each node's
+// share bits onto the device(s) the placement engine picks, then let
+// cons_tres begin the job.
+VGPU_EXPORT int select_p_job_begin(job_record_t* job) {
+  int rc = SLURM_SUCCESS;
+  try {
+    rc = vgpu::select_pool::PlaceOnDevices(job);
+  } catch (const std::exception& e) {
+    error("select/cons_tres_pool: device placement failed: %s", e.what());
+  } catch (...) {
+    error("select/cons_tres_pool: device placement failed");
+  }
+  if (rc != SLURM_SUCCESS) return rc;
+  FORWARD(job_begin, SLURM_ERROR, job);
+}
 VGPU_EXPORT int select_p_job_ready(job_record_t* job) { FORWARD(job_ready, SLURM_ERROR, job); }
 VGPU_EXPORT int select_p_job_expand(job_record_t* from, job_record_t* to) {
   FORWARD(job_expand, SLURM_ERROR, from, to);

@@ -28,12 +28,15 @@ t_submit_refuses_unknown_type() {
 		fail "sbatch --gres=vgpu:tpu:10 said '$msg', not the vgpu message"
 }
 
-# Whole devices (a multiple of S) and untyped requests pass unchanged.
+# Whole devices (a multiple of S) pass unchanged and get whole devices.
 t_submit_accepts_whole_devices() {
 	local id
 	id=$(submit_dump --gres=vgpu:ascend:200)
 	wait_job "$id"
 	expect "job $id VGPU_SHARES_ON_NODE" "$(env_of "$id" VGPU_SHARES_ON_NODE)" 200
+	# Two whole devices, reported per device.
+	expect "job $id VGPU_SHARES" "$(env_of "$id" VGPU_SHARES)" 100,100
+	check_vgpu_env "$id" ascend 200
 	grep -q "TresPerNode=gres:vgpu:ascend:200" "$RUN/$id.show" ||
 		fail "job $id: TresPerNode changed: $(grep -o 'TresPerNode=[^ ]*' "$RUN/$id.show")"
 }

@@ -56,6 +56,7 @@ class PlacementTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(NeverFitsIsNotPlaced);
   CPPUNIT_TEST(InvalidRequestIsAnError);
   CPPUNIT_TEST(RegistryErrors);
+  CPPUNIT_TEST(ChooseDevicesOnOneNode);
   CPPUNIT_TEST(WorkloadModelClasses);
   CPPUNIT_TEST_SUITE_END();
 
@@ -271,6 +272,31 @@ class PlacementTest : public CppUnit::TestFixture {
     auto st = fgd->Place(c, Req(10), &p);
     CPPUNIT_ASSERT(!st.ok());
     CPPUNIT_ASSERT(Has(st.message(), "1000 shares per device"));
+  }
+
+  // The select plugin's device choice on a node cons_tres picked.
+  void ChooseDevicesOnOneNode() {
+    vgpu::NodeState n;
+    for (uint32_t f : {40u, 100u, 60u, 100u}) n.devices.push_back({0, f});
+    n.devices.push_back({1, 100});  // a type the request may not use
+    vgpu::Request r;
+    r.types = {0};
+    r.shares = 50;  // tightest that fits: device 2 (60 free)
+    CPPUNIT_ASSERT(vgpu::ChooseDevicesOnNode(n, r, 100) == std::vector<uint32_t>({2}));
+    r.shares = 30;  // device 0 (40 free)
+    CPPUNIT_ASSERT(vgpu::ChooseDevicesOnNode(n, r, 100) == std::vector<uint32_t>({0}));
+    r.shares = 200;  // two whole devices, lowest index, allowed type only
+    CPPUNIT_ASSERT(vgpu::ChooseDevicesOnNode(n, r, 100) == std::vector<uint32_t>({1, 3}));
+    r.shares = 300;  // only two allowed devices are fully free
+    CPPUNIT_ASSERT(vgpu::ChooseDevicesOnNode(n, r, 100).empty());
+    r.shares = 150;  // not a whole number of devices
+    CPPUNIT_ASSERT(vgpu::ChooseDevicesOnNode(n, r, 100).empty());
+    r.types.clear();  // any type: the fifth device counts too
+    r.shares = 300;
+    CPPUNIT_ASSERT(vgpu::ChooseDevicesOnNode(n, r, 100) == std::vector<uint32_t>({1, 3, 4}));
+    for (auto& d : n.devices) d.free = 10;
+    r.shares = 20;  // 50 free in all, but no device has 20
+    CPPUNIT_ASSERT(vgpu::ChooseDevicesOnNode(n, r, 100).empty());
   }
 
   void RegistryErrors() {
