@@ -37,14 +37,17 @@ struct NodeDevices {
   uint32_t shares_per_device = 0;
 };
 
+// `cons_tres_bits`: for an untyped request, keep to the type of the device
+// cons_tres's bits start on (null: any type). `capacity`: every device as if
+// free (will-run and test-only questions), else what is free now.
 bool DescribeNode(const gres_node_state_t* ns, const char* want_type, bitstr_t* cons_tres_bits,
-                  NodeDevices* out) {
+                  bool capacity, NodeDevices* out) {
   if (!ns->topo_cnt || !ns->topo_gres_bitmap) return false;
   // An untyped request stays on the type cons_tres picked: Slurm accounts
   // the job's type from its bits' topology, and moving across types would
   // change what sacct shows after the fact.
   std::string type = want_type ? want_type : "";
-  int64_t first = bit_ffs(cons_tres_bits);
+  int64_t first = cons_tres_bits ? bit_ffs(cons_tres_bits) : -1;
   for (uint16_t t = 0; type.empty() && t < ns->topo_cnt; ++t)
     if (first >= 0 && ns->topo_gres_bitmap[t] && bit_test(ns->topo_gres_bitmap[t], first) &&
         ns->topo_type_name && ns->topo_type_name[t])
@@ -55,7 +58,9 @@ bool DescribeNode(const gres_node_state_t* ns, const char* want_type, bitstr_t* 
     uint32_t size = static_cast<uint32_t>(bit_set_count(dev));
     if (out->shares_per_device == 0) out->shares_per_device = size;
     if (size != out->shares_per_device) return false;  // not a vgpu layout
-    uint32_t used = ns->gres_bit_alloc ? static_cast<uint32_t>(bit_overlap(dev, ns->gres_bit_alloc)) : 0;
+    uint32_t used = !capacity && ns->gres_bit_alloc
+                        ? static_cast<uint32_t>(bit_overlap(dev, ns->gres_bit_alloc))
+                        : 0;
     DeviceState d;
     const char* name = ns->topo_type_name ? ns->topo_type_name[t] : nullptr;
     d.type = (type.empty() || (name && !xstrcasecmp(name, type.c_str()))) ? 0 : 1;
@@ -102,7 +107,7 @@ int PlaceOnDevices(job_record_t* job) {
       node_record_t* node = node_record_table_ptr[n];
       gres_node_state_t* ns = VgpuOfNode(node, vgpu_id);
       NodeDevices nd;
-      if (!count || !ns || !DescribeNode(ns, js->type_name, select, &nd)) continue;
+      if (!count || !ns || !DescribeNode(ns, js->type_name, select, false, &nd)) continue;
       Request req;
       req.shares = count;
       req.types = {0};
@@ -119,6 +124,34 @@ int PlaceOnDevices(job_record_t* job) {
   }
   list_iterator_destroy(it);
   return rc;
+}
+
+int FilterNodes(job_record_t* job, bitstr_t* candidates, bool run_now) {
+  if (!job->gres_list_req || !candidates) return 0;
+  const uint32_t vgpu_id = gres_build_id(const_cast<char*>("vgpu"));
+  int dropped = 0;
+  ListIterator it = list_iterator_create(job->gres_list_req);
+  while (auto* gs = static_cast<gres_state_t*>(list_next(it))) {
+    if (gs->plugin_id != vgpu_id) continue;
+    auto* js = static_cast<gres_job_state_t*>(gs->gres_data);
+    if (!js || !js->gres_per_node) continue;
+    for (int64_t n = bit_ffs(candidates); n >= 0 && n < bit_size(candidates); ++n) {
+      if (!bit_test(candidates, n) || n >= node_record_count) continue;
+      gres_node_state_t* ns = VgpuOfNode(node_record_table_ptr[n], vgpu_id);
+      NodeDevices nd;
+      // No vgpu device layout known yet (not registered): cons_tres decides.
+      if (!ns || !DescribeNode(ns, js->type_name, nullptr, !run_now, &nd)) continue;
+      Request req;
+      req.shares = static_cast<uint32_t>(js->gres_per_node);
+      req.types = {0};
+      if (ChooseDevicesOnNode(nd.state, req, nd.shares_per_device).empty()) {
+        bit_clear(candidates, n);
+        ++dropped;
+      }
+    }
+  }
+  list_iterator_destroy(it);
+  return dropped;
 }
 
 }  // namespace select_pool

@@ -21,6 +21,12 @@ namespace select_pool {
 // job fits on no device (the job then stays pending, nothing is changed).
 int PlaceOnDevices(job_record_t* job);
 
+// Clears from `candidates` the nodes where some vgpu request of `job` fits
+// on no device: with what is free now (`run_now`), or even with every device
+// free (will-run and test-only). Returns how many were cleared. Nodes whose
+// device layout is not known yet are left to cons_tres.
+int FilterNodes(job_record_t* job, bitstr_t* candidates, bool run_now);
+
 }  // namespace select_pool
 }  // namespace vgpu
 

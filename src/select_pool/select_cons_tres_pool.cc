@@ -38,6 +38,13 @@ VGPU_EXPORT int select_p_job_test(job_record_t* job, bitstr_t* bitmap, uint32_t 
                                   uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
                                   List preemptee_candidates, List* preemptee_job_list,
                                   bitstr_t* exc_core_bitmap) {
+  // Nodes where the shares fit on no single device are no candidates: a
+  // node with 60+60+60 free shares cannot take a 100-share job.
+  try {
+    vgpu::select_pool::FilterNodes(job, bitmap, SELECT_IS_MODE_RUN_NOW(mode));
+  } catch (...) {
+    error("select/cons_tres_pool: node filter failed; leaving the choice to cons_tres");
+  }
   FORWARD(job_test, SLURM_ERROR, job, bitmap, min_nodes, max_nodes, req_nodes, mode,
           preemptee_candidates, preemptee_job_list, exc_core_bitmap);
 }

@@ -55,3 +55,58 @@ t_select_wrapper_loads() {
 	out=$(srun -N1 --gres=vgpu:ascend:5 sh -c 'echo $VGPU_SHARES_ON_NODE' 2>&1)
 	expect "srun --gres=vgpu:ascend:5 VGPU_SHARES_ON_NODE" "$out" 5
 }
+
+# idx_devices ID: "device:count" per device of the job's IDX bits, sorted.
+idx_devices() {
+	expand_idx "$(job_idx "$1")" | awk -v s="$S" '{ c[int($1 / s)]++ } END { for (d in c) print d ":" c[d] }' | sort -n
+}
+
+# Ten 30-share jobs on the 8-device n1, all running at once (partition
+# "share" lets them share its 2 cores): each sits on exactly one device,
+# and no device holds more than 100 shares.
+t_pack_30_share_jobs() {
+	local ids=() id d n
+	declare -A used=()
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		ids+=("$(submit_dump -p share --mem=100 -w n1 --gres=vgpu:ascend:30 -- sleep 60)")
+	done
+	# shellcheck disable=SC2064
+	trap "scancel ${ids[*]} 2>/dev/null || true" EXIT
+	for id in "${ids[@]}"; do wait_running "$id"; done
+	for id in "${ids[@]}"; do
+		wait_for 15 "job $id to record itself" test -s "$RUN/$id.show" || fail "job $id: no $RUN/$id.show"
+		mapfile -t d < <(idx_devices "$id")
+		[ "${#d[@]}" = 1 ] || fail "job $id (IDX:$(job_idx "$id")) spans devices: ${d[*]}"
+		used[${d[0]%%:*}]=$(( ${used[${d[0]%%:*}]:-0} + ${d[0]##*:} ))
+		expect "job $id VGPU_DEVICES" "$(env_of "$id" VGPU_DEVICES)" "${d[0]%%:*}"
+	done
+	for n in "${!used[@]}"; do
+		[ "${used[$n]}" -le "$S" ] || fail "device $n of n1 holds ${used[$n]} shares"
+	done
+	log "pack_30_share_jobs: shares per n1 device: $(for n in "${!used[@]}"; do printf '%s=%s ' "$n" "${used[$n]}"; done)"
+	scancel "${ids[@]}"
+}
+
+# On n3 (2 devices): 40 shares land on device 0 and 70 on device 1, leaving
+# 60 + 30 free. A 60-share job must start (on device 0), and an 80-share
+# job, which cons_tres alone would start on 80 of the 90 free bits across
+# both devices, must stay pending while they run.
+t_fragmented_node() {
+	local a b c d
+	a=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:40 -- sleep 60)
+	# shellcheck disable=SC2064
+	trap "scancel $a \${b:-} \${c:-} \${d:-} 2>/dev/null || true" EXIT
+	wait_running "$a"
+	b=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:70 -- sleep 60)
+	wait_running "$b"
+	d=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:60 -- sleep 60)
+	wait_running "$d"
+	expect "60-share job $d devices" "$(idx_devices "$d" | tr '\n' ' ')" "0:60 "
+	scancel "$d"
+	wait_for 15 "job $d to end" sh -c "[ -z \"\$(squeue -h -j $d 2>/dev/null)\" ]" || true
+	c=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:80 -- sleep 1)
+	# Several scheduling passes (sched_interval=2, bf_interval=2 here).
+	sleep 6
+	expect "80-share job $c state (60+30 free)" "$(job_state "$c")" PENDING
+	scancel "$a" "$b" "$c"
+}

@@ -324,6 +324,9 @@ write_slurm_conf() {
 		NodeName=DEFAULT CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=4000 State=UNKNOWN
 		$nodes
 		PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+		# Jobs share cores here, so that many vgpu jobs can run on one
+		# 2-CPU test node at once (device packing tests).
+		PartitionName=share Nodes=ALL OverSubscribe=FORCE:16 MaxTime=INFINITE State=UP
 		CONF
 	} >"$dir/slurm.conf"
 	cat >"$dir/cgroup.conf" <<-CONF
