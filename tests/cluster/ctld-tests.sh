@@ -110,3 +110,57 @@ t_fragmented_node() {
 	expect "80-share job $c state (60+30 free)" "$(job_state "$c")" PENDING
 	scancel "$a" "$b" "$c"
 }
+
+# job_idx_of ID: the job's IDX bits now, from slurmctld.
+job_idx_of() { scontrol -d show job "$1" | grep -o 'IDX:[0-9,-]*' | head -1 | cut -d: -f2; }
+
+# restart_slurmctld / restart_slurmd NODE: stop the daemon and start it
+# again with the lab's state (cluster-up would cancel leftover jobs). slurmd
+# logs its "CPUs=..." line once slurmctld has taken its registration, which
+# is when slurmctld rebuilds the node's device topology (Slurm 22.05).
+restart_slurmctld() {
+	stop_daemon slurmctld "$LAB/run/slurmctld.pid" 30
+	/usr/sbin/slurmctld
+	wait_for 30 "slurmctld" sh -c 'scontrol ping 2>/dev/null | grep -q UP' || fail "slurmctld did not come back"
+}
+restart_slurmd() {
+	local log=$LAB/log/slurmd-$1.log before
+	before=$(grep -c 'CPUs=' "$log" || true)
+	stop_daemon slurmd "$LAB/run/slurmd-$1.pid" 30
+	/usr/sbin/slurmd -N "$1"
+	wait_for 30 "slurmd $1 to register" sh -c "[ \$(grep -c 'CPUs=' '$log') -gt $before ]" ||
+		fail "slurmd $1 did not register again"
+}
+
+# Restarts keep the devices: with two jobs running on n3 (40 shares on device
+# 0, 70 on device 1), slurmctld and then n3's slurmd are stopped and started
+# again. The running jobs keep their bits, and new jobs land on free shares
+# of one device: a 60-share job on device 0, then a 20-share job on device 1.
+t_restarts_keep_devices() {
+	local a b c d ia ib all
+	a=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:40 -- sleep 120)
+	# shellcheck disable=SC2064
+	trap "scancel $a \${b:-} \${c:-} \${d:-} 2>/dev/null || true" EXIT
+	wait_running "$a"
+	b=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:70 -- sleep 120)
+	wait_running "$b"
+	ia=$(job_idx_of "$a")
+	ib=$(job_idx_of "$b")
+	restart_slurmctld
+	expect "job $a state after slurmctld restart" "$(job_state "$a")" RUNNING
+	expect "job $a bits after slurmctld restart" "$(job_idx_of "$a")" "$ia"
+	expect "job $b bits after slurmctld restart" "$(job_idx_of "$b")" "$ib"
+	restart_slurmd n3
+	expect "job $b state after slurmd restart" "$(job_state "$b")" RUNNING
+	expect "job $b bits after slurmd restart" "$(job_idx_of "$b")" "$ib"
+	c=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:60 -- sleep 120)
+	wait_running "$c"
+	expect "60-share job $c devices after the restarts" "$(idx_devices "$c" | tr '\n' ' ')" "0:60 "
+	d=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:20 -- sleep 5)
+	wait_running "$d"
+	expect "20-share job $d devices after the restarts" "$(idx_devices "$d" | tr '\n' ' ')" "1:20 "
+	# No share is held twice.
+	all=$(for id in "$a" "$b" "$c" "$d"; do expand_idx "$(job_idx_of "$id")"; done | sort -n)
+	[ -z "$(uniq -d <<<"$all")" ] || fail "shares held twice: $(uniq -d <<<"$all" | head -3 | tr '\n' ' ')"
+	scancel "$a" "$b" "$c" "$d"
+}
