@@ -288,7 +288,7 @@ write_slurm_conf() {
 		PluginDir=$SLURM_PLUGIN_DIR${VGPU_PLUGIN_DIR:+:$VGPU_PLUGIN_DIR}
 		ProctrackType=proctrack/cgroup
 		TaskPlugin=task/cgroup,task/affinity
-		SelectType=$([ -f "${VGPU_PLUGIN_DIR:-/nonexistent}/select_cons_tres_pool.so" ] && echo select/cons_tres_pool || echo select/cons_tres)
+		SelectType=${VGPU_SELECT:-$([ -f "${VGPU_PLUGIN_DIR:-/nonexistent}/select_cons_tres_pool.so" ] && echo select/cons_tres_pool || echo select/cons_tres)}
 		SelectTypeParameters=CR_Core_Memory
 		# Without it a job gets all of the node's memory and jobs serialize.
 		DefMemPerCPU=500
