@@ -126,7 +126,8 @@ restart_slurmctld() {
 restart_slurmd() {
 	local log=$LAB/log/slurmd-$1.log before
 	before=$(grep -c 'CPUs=' "$log" || true)
-	stop_daemon slurmd "$LAB/run/slurmd-$1.pid" 30
+	# This node's slurmd only (stop_daemon would stop every slurmd of the lab).
+	stop_pid "$(pidfile_pid "$LAB/run/slurmd-$1.pid")" slurmd 30 || fail "slurmd $1 does not stop"
 	/usr/sbin/slurmd -N "$1"
 	wait_for 30 "slurmd $1 to register" sh -c "[ \$(grep -c 'CPUs=' '$log') -gt $before ]" ||
 		fail "slurmd $1 did not register again"
@@ -134,7 +135,8 @@ restart_slurmd() {
 
 # Restarts keep the devices: with two jobs running on n3 (40 shares on device
 # 0, 70 on device 1), slurmctld and then n3's slurmd are stopped and started
-# again. The running jobs keep their bits, and new jobs land on free shares
+# again (all three slurmd, so that every node re-registers). The running
+# jobs keep their bits, and new jobs land on free shares
 # of one device: a 60-share job on device 0, then a 20-share job on device 1.
 t_restarts_keep_devices() {
 	local a b c d ia ib all
@@ -150,7 +152,11 @@ t_restarts_keep_devices() {
 	expect "job $a state after slurmctld restart" "$(job_state "$a")" RUNNING
 	expect "job $a bits after slurmctld restart" "$(job_idx_of "$a")" "$ia"
 	expect "job $b bits after slurmctld restart" "$(job_idx_of "$b")" "$ib"
+	# Every slurmd re-registers (Slurm would wait for its next ping), n3 last.
+	restart_slurmd n1
+	restart_slurmd n2
 	restart_slurmd n3
+	wait_for 30 "all nodes usable" all_nodes_usable || fail "nodes not usable: $(node_states | tr '\n' ' ')"
 	expect "job $b state after slurmd restart" "$(job_state "$b")" RUNNING
 	expect "job $b bits after slurmd restart" "$(job_idx_of "$b")" "$ib"
 	c=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:60 -- sleep 120)
@@ -163,4 +169,7 @@ t_restarts_keep_devices() {
 	all=$(for id in "$a" "$b" "$c" "$d"; do expand_idx "$(job_idx_of "$id")"; done | sort -n)
 	[ -z "$(uniq -d <<<"$all")" ] || fail "shares held twice: $(uniq -d <<<"$all" | head -3 | tr '\n' ' ')"
 	scancel "$a" "$b" "$c" "$d"
+	# Leave the cluster quiet for the tests after this one.
+	wait_for 60 "the jobs to end" sh -c "[ -z \"\$(squeue -h -j $a,$b,$c,$d 2>/dev/null)\" ]" || true
+	wait_for 30 "all nodes usable" all_nodes_usable || true
 }
