@@ -147,33 +147,36 @@ Status ClusterState::Check(const Request& req, const Placement& p, bool release)
   return Status::Ok();
 }
 
-Status ClusterState::Apply(const Request& req, const Placement& p) {
-  Status ok = Check(req, p, false);
-  if (!ok.ok()) return ok;
-  const uint32_t s = shares_per_device_;
-  for (const auto& a : p.nodes) {
-    NodeState& n = nodes_[a.node];
-    n.cpu_free -= req.cpu_milli;
-    n.memory_free -= req.memory_mib;
-    for (uint32_t d : a.devices) n.devices[d].free -= a.shares_per_device;
-    free_shares_ -= static_cast<uint64_t>(a.devices.size()) * a.shares_per_device;
-    if (!a.devices.empty()) ++n.tasks_by_affinity[AffinityOf(req, s)];
-    n.generation = NextGeneration();
-  }
-  return Status::Ok();
-}
+Status ClusterState::Apply(const Request& req, const Placement& p) { return Change(req, p, false); }
 
-Status ClusterState::Release(const Request& req, const Placement& p) {
-  Status ok = Check(req, p, true);
+Status ClusterState::Release(const Request& req, const Placement& p) { return Change(req, p, true); }
+
+Status ClusterState::Change(const Request& req, const Placement& p, bool release) {
+  Status ok = Check(req, p, release);
   if (!ok.ok()) return ok;
+  // Free amounts: taking subtracts, releasing adds back (Check ruled out
+  // both going past their bounds).
+  auto adjust = [release](auto& value, auto amount) {
+    if (release)
+      value += amount;
+    else
+      value -= amount;
+  };
   const uint32_t s = shares_per_device_;
   for (const auto& a : p.nodes) {
     NodeState& n = nodes_[a.node];
-    n.cpu_free += req.cpu_milli;
-    n.memory_free += req.memory_mib;
-    for (uint32_t d : a.devices) n.devices[d].free += a.shares_per_device;
-    free_shares_ += static_cast<uint64_t>(a.devices.size()) * a.shares_per_device;
-    if (!a.devices.empty()) --n.tasks_by_affinity[AffinityOf(req, s)];
+    adjust(n.cpu_free, req.cpu_milli);
+    adjust(n.memory_free, req.memory_mib);
+    for (uint32_t d : a.devices) adjust(n.devices[d].free, a.shares_per_device);
+    adjust(free_shares_, static_cast<uint64_t>(a.devices.size()) * a.shares_per_device);
+    // A count of running tasks, not of free resources: the other way round.
+    if (!a.devices.empty()) {
+      uint32_t& tasks = n.tasks_by_affinity[AffinityOf(req, s)];
+      if (release)
+        --tasks;
+      else
+        ++tasks;
+    }
     n.generation = NextGeneration();
   }
   return Status::Ok();

@@ -126,6 +126,7 @@ class ClusterState {
 
  private:
   Status Check(const Request& req, const Placement& p, bool release) const;
+  Status Change(const Request& req, const Placement& p, bool release);
 
   uint32_t shares_per_device_;
   std::vector<NodeState> nodes_;
