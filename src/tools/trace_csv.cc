@@ -1,9 +1,6 @@
 #include "trace_csv.h"
 
 #include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <string_view>
