@@ -88,6 +88,28 @@ Status ClusterState::AddNode(const std::string& name, uint64_t cpu_milli, uint64
   return Status::Ok();
 }
 
+Status ClusterState::SetFree(size_t index, uint64_t cpu_free, uint64_t memory_free,
+                             const std::vector<uint32_t>& device_free) {
+  if (index >= nodes_.size()) return Status::Error("no node " + std::to_string(index));
+  NodeState& n = nodes_[index];
+  if (cpu_free > n.cpu_total || memory_free > n.memory_total)
+    return Status::Error("node " + n.name + ": more CPU or memory free than it has");
+  if (device_free.size() != n.devices.size())
+    return Status::Error("node " + n.name + ": " + std::to_string(device_free.size()) +
+                         " free counts for " + std::to_string(n.devices.size()) + " devices");
+  for (uint32_t f : device_free)
+    if (f > shares_per_device_)
+      return Status::Error("node " + n.name + ": a device with " + std::to_string(f) +
+                           " free shares, more than S=" + std::to_string(shares_per_device_));
+  free_shares_ -= n.FreeShares();
+  for (size_t d = 0; d < device_free.size(); ++d) n.devices[d].free = device_free[d];
+  free_shares_ += n.FreeShares();
+  n.cpu_free = cpu_free;
+  n.memory_free = memory_free;
+  n.generation = NextGeneration();
+  return Status::Ok();
+}
+
 DeviceType ClusterState::FindType(const std::string& name) const {
   std::string key = Lower(Trim(name));
   for (size_t i = 0; i < type_keys_.size(); ++i)
@@ -335,6 +357,22 @@ std::vector<uint32_t> ChooseDevicesOnNode(const NodeState& node, const Request& 
   LowestFreeDevices(node, sh, &chosen);
   if (chosen.size() != sh.k) chosen.clear();
   return chosen;
+}
+
+std::vector<uint32_t> ChooseDevicesInOrder(const NodeState& node, const Request& req,
+                                           uint32_t shares_per_device,
+                                           const std::vector<std::vector<bool>>& levels) {
+  if (levels.empty()) return ChooseDevicesOnNode(node, req, shares_per_device);
+  for (const auto& allowed : levels) {
+    // A device outside the level looks full: it fits neither a share
+    // request nor a whole-device one.
+    NodeState masked = node;
+    for (size_t d = 0; d < masked.devices.size(); ++d)
+      if (d >= allowed.size() || !allowed[d]) masked.devices[d].free = 0;
+    std::vector<uint32_t> chosen = ChooseDevicesOnNode(masked, req, shares_per_device);
+    if (!chosen.empty()) return chosen;
+  }
+  return {};
 }
 
 }  // namespace vgpu

@@ -124,6 +124,13 @@ class ClusterState {
   Status Apply(const Request& req, const Placement& p);
   Status Release(const Request& req, const Placement& p);
 
+  // Sets what is free on node `node` as observed elsewhere (slurmctld's
+  // allocation): CPU and memory at most the totals, one free share count
+  // (0..S) per device. The affinity task counts are left as they are.
+  // On error nothing changes.
+  Status SetFree(size_t node, uint64_t cpu_free, uint64_t memory_free,
+                 const std::vector<uint32_t>& device_free);
+
  private:
   Status Check(const Request& req, const Placement& p, bool release) const;
   Status Change(const Request& req, const Placement& p, bool release);
@@ -211,6 +218,14 @@ class PlacementPolicy {
 // plugin's device choice on a node cons_tres has already picked.
 std::vector<uint32_t> ChooseDevicesOnNode(const NodeState& node, const Request& req,
                                           uint32_t shares_per_device);
+
+// As ChooseDevicesOnNode, trying the device sets of `levels` in order (each
+// a mask over node.devices: true = may be used); the first set where the
+// request fits wins. No levels: all devices. The select plugin puts the
+// admin's preferred types and the devices local to the job's cores first.
+std::vector<uint32_t> ChooseDevicesInOrder(const NodeState& node, const Request& req,
+                                           uint32_t shares_per_device,
+                                           const std::vector<std::vector<bool>>& levels);
 
 // "first-fit", "least-loaded", "best-fit", "dot-product", "gpu-packing",
 // "gpu-clustering", "random-fit", "fgd", "pool" (the default).

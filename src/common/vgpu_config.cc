@@ -54,10 +54,25 @@ Result<VgpuConfig> VgpuConfig::Parse(const std::string& text, const std::string&
       if (value.empty())
         return Result<VgpuConfig>::Error(where + "PlacementPolicy= needs a policy name");
       config.placement_policy = Lower(value);
+    } else if (key == "typepreference") {
+      std::vector<std::string> types;
+      std::istringstream list(value);
+      std::string item;
+      while (std::getline(list, item, ',')) {
+        item = Lower(Trim(item));
+        if (item.empty() || item.find_first_of(" \t:") != std::string::npos)
+          return Result<VgpuConfig>::Error(
+              where + "TypePreference=" + value +
+              " must be a comma-separated list of device types, e.g. TypePreference=nvidia,ascend");
+        if (std::find(types.begin(), types.end(), item) == types.end()) types.push_back(item);
+      }
+      if (types.empty())
+        return Result<VgpuConfig>::Error(where + "TypePreference= needs at least one type");
+      config.type_preference = types;
     } else {
       return Result<VgpuConfig>::Error(
           where + "unknown key \"" + Trim(line.substr(0, eq)) +
-          "\" (known: SharesPerDevice, ChipCatalogDir, Inventory, PlacementPolicy; see vgpu.conf(5))");
+          "\" (known: SharesPerDevice, ChipCatalogDir, Inventory, PlacementPolicy, TypePreference; see vgpu.conf(5))");
     }
   }
   return config;

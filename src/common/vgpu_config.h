@@ -6,11 +6,13 @@
 //   ChipCatalogDir=/usr/share/slurm-vgpu/chips.d:/etc/slurm/chips.d
 //   Inventory=/etc/slurm/vgpu-inventory/%n.json   # simulated devices; %n = node name
 //   PlacementPolicy=pool          # how shares are placed (see vgpu-sim(1))
+//   TypePreference=nvidia,ascend  # where untyped requests go first
 #ifndef VGPU_COMMON_VGPU_CONFIG_H_
 #define VGPU_COMMON_VGPU_CONFIG_H_
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "status.h"
 
@@ -23,6 +25,9 @@ struct VgpuConfig {
   std::string chip_catalog_dirs;  // ':'-separated
   std::string inventory;          // may hold %n; empty = real discovery
   std::string placement_policy = "pool";  // a name PolicyNames() (placement.h) knows
+  // Device types (as in Gres=vgpu:TYPE:N, lower case) an untyped request
+  // tries in this order before any other type; empty = no preference.
+  std::vector<std::string> type_preference;
 
   // Parses `text`; `source` names the file in messages. Values not set keep
   // those of `defaults`.

@@ -17,6 +17,7 @@ class VgpuConfigTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(RejectsUnknownKeyWithLine);
   CPPUNIT_TEST(MissingFileGivesDefaults);
   CPPUNIT_TEST(InventoryNodeSubstitution);
+  CPPUNIT_TEST(TypePreferenceList);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -71,6 +72,18 @@ class VgpuConfigTest : public CppUnit::TestFixture {
     std::remove(path);
     CPPUNIT_ASSERT(e.ok());
     CPPUNIT_ASSERT_EQUAL(20u, e->shares_per_device);
+  }
+  void TypePreferenceList() {
+    CPPUNIT_ASSERT(VgpuConfig().type_preference.empty());
+    auto c = VgpuConfig::Parse("TypePreference= NVIDIA, ascend,nvidia\n", "vgpu.conf", VgpuConfig());
+    CPPUNIT_ASSERT_MESSAGE(c.message(), c.ok());
+    CPPUNIT_ASSERT((c->type_preference == std::vector<std::string>{"nvidia", "ascend"}));
+    for (const char* bad : {"TypePreference=", "TypePreference=nvidia,,ascend", "TypePreference=a b",
+                            "TypePreference=vgpu:nvidia"}) {
+      auto e = VgpuConfig::Parse(bad, "vgpu.conf", VgpuConfig());
+      CPPUNIT_ASSERT_MESSAGE(bad, !e.ok());
+      CPPUNIT_ASSERT_MESSAGE(e.message(), e.message().find("TypePreference") != std::string::npos);
+    }
   }
   void InventoryNodeSubstitution() {
     VgpuConfig c;
