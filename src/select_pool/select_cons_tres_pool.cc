@@ -2,16 +2,24 @@
 //
 // Every operation is forwarded to cons_tres, which keeps doing the work
 // (cores, memory, GRES bitmaps, state save/restore, release). This file is
-// the entry points only. What the wrapper adds, job by job, belongs in
-// job_test (filter nodes where no device fits) and job_begin (move a node's
-// chosen share bits onto the device the placement engine picks); until those
-// land the wrapper is transparent, so it can be installed and loaded by
-// every Slurm program (slurmctld, slurmd, slurmstepd, srun, sinfo...) now.
+// the entry points only: job_test and job_begin go through PoolScheduler
+// (pool_scheduler.h), which filters and ranks nodes and moves share bits
+// onto devices. Other Slurm programs (slurmd, slurmstepd, srun, sinfo...)
+// load the plugin too and only ever reach the forwards.
 #include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
 
 #include "cons_tres_ops.h"
-#include "device_placement.h"
+#include "pool_scheduler.h"
 #include "slurm_plugin.h"
+#include "vgpu_config.h"
+
+extern "C" {
+#include "src/common/read_config.h"
+#include "src/common/xmalloc.h"
+}
 
 VGPU_SLURM_PLUGIN("Consumable TRES with vgpu device placement", "select/cons_tres_pool");
 // Unique among select plugins (Slurm's use 101-110); packed with node info,
@@ -19,6 +27,7 @@ VGPU_SLURM_PLUGIN("Consumable TRES with vgpu device placement", "select/cons_tre
 VGPU_EXPORT const uint32_t plugin_id = 190;
 
 using vgpu::select_pool::ConsTres;
+using vgpu::select_pool::PoolScheduler;
 
 #define FORWARD(fn, fail, ...)                    \
   do {                                            \
@@ -26,8 +35,46 @@ using vgpu::select_pool::ConsTres;
     return ops ? ops->fn(__VA_ARGS__) : (fail);   \
   } while (0)
 
+namespace {
+
+// The one scheduler of this slurmctld (Slurm's plugin interface is free
+// functions, so the instance is global); made on the first job_test, so
+// programs that never schedule never read vgpu.conf. Calls are serialised
+// by `g_lock` on top of slurmctld's job and node locks.
+std::mutex g_lock;
+PoolScheduler* g_scheduler = nullptr;
+
+PoolScheduler* Scheduler() {
+  if (g_scheduler) return g_scheduler;
+  const slurm_select_ops_t* ops = ConsTres();
+  if (!ops) return nullptr;
+  char* path = get_extra_conf_path(const_cast<char*>("vgpu.conf"));
+  std::string where = path ? path : "vgpu.conf";
+  xfree(path);
+  auto config = vgpu::VgpuConfig::Load(where, vgpu::VgpuConfig());
+  vgpu::VgpuConfig settings;
+  if (config.ok()) {
+    settings = *config;
+  } else {
+    error("select/cons_tres_pool: %s; using the defaults (PlacementPolicy=%s, SharesPerDevice=%u)",
+          config.message().c_str(), settings.placement_policy.c_str(), settings.shares_per_device);
+  }
+  g_scheduler = new PoolScheduler(settings, ops);
+  info("select/cons_tres_pool: PlacementPolicy=%s SharesPerDevice=%u TypePreference=%zu types",
+       settings.placement_policy.c_str(), settings.shares_per_device,
+       settings.type_preference.size());
+  return g_scheduler;
+}
+
+}  // namespace
+
 VGPU_EXPORT int init(void) { return SLURM_SUCCESS; }
-VGPU_EXPORT int fini(void) { return SLURM_SUCCESS; }
+VGPU_EXPORT int fini(void) {
+  std::lock_guard<std::mutex> hold(g_lock);
+  delete g_scheduler;
+  g_scheduler = nullptr;
+  return SLURM_SUCCESS;
+}
 
 VGPU_EXPORT int select_p_state_save(char* dir) { FORWARD(state_save, SLURM_ERROR, dir); }
 VGPU_EXPORT int select_p_state_restore(char* dir) { FORWARD(state_restore, SLURM_ERROR, dir); }
@@ -38,28 +85,35 @@ VGPU_EXPORT int select_p_job_test(job_record_t* job, bitstr_t* bitmap, uint32_t 
                                   uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
                                   List preemptee_candidates, List* preemptee_job_list,
                                   bitstr_t* exc_core_bitmap) {
-  // Nodes where the shares fit on no single device are no candidates: a
-  // node with 60+60+60 free shares cannot take a 100-share job.
-  try {
-    vgpu::select_pool::FilterNodes(job, bitmap, SELECT_IS_MODE_RUN_NOW(mode));
-  } catch (...) {
-    error("select/cons_tres_pool: node filter failed; leaving the choice to cons_tres");
+  {
+    std::lock_guard<std::mutex> hold(g_lock);
+    try {
+      if (PoolScheduler* s = Scheduler())
+        return s->JobTest(job, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                          preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+    } catch (const std::exception& e) {
+      error("select/cons_tres_pool: %s; leaving the choice to cons_tres", e.what());
+    } catch (...) {
+      error("select/cons_tres_pool: node choice failed; leaving it to cons_tres");
+    }
   }
   FORWARD(job_test, SLURM_ERROR, job, bitmap, min_nodes, max_nodes, req_nodes, mode,
           preemptee_candidates, preemptee_job_list, exc_core_bitmap);
 }
 
 // The commit point: cons_tres has chosen nodes and bits; move each node's
-// share bits onto the device(s) the placement engine picks, then let
-// cons_tres begin the job.
+// share bits onto the device(s) chosen there, then let cons_tres begin.
 VGPU_EXPORT int select_p_job_begin(job_record_t* job) {
   int rc = SLURM_SUCCESS;
-  try {
-    rc = vgpu::select_pool::PlaceOnDevices(job);
-  } catch (const std::exception& e) {
-    error("select/cons_tres_pool: device placement failed: %s", e.what());
-  } catch (...) {
-    error("select/cons_tres_pool: device placement failed");
+  {
+    std::lock_guard<std::mutex> hold(g_lock);
+    try {
+      if (PoolScheduler* s = Scheduler()) rc = s->PlaceOnDevices(job);
+    } catch (const std::exception& e) {
+      error("select/cons_tres_pool: device placement failed: %s", e.what());
+    } catch (...) {
+      error("select/cons_tres_pool: device placement failed");
+    }
   }
   if (rc != SLURM_SUCCESS) return rc;
   FORWARD(job_begin, SLURM_ERROR, job);
@@ -157,7 +211,15 @@ VGPU_EXPORT int select_p_get_info_from_plugin(enum select_plugindata_info dinfo,
 VGPU_EXPORT int select_p_update_node_config(int index) {
   FORWARD(update_node_config, SLURM_ERROR, index);
 }
-VGPU_EXPORT int select_p_reconfigure(void) { FORWARD(reconfigure, SLURM_ERROR); }
+// `scontrol reconfigure`: vgpu.conf is read again at the next job_test.
+VGPU_EXPORT int select_p_reconfigure(void) {
+  {
+    std::lock_guard<std::mutex> hold(g_lock);
+    delete g_scheduler;
+    g_scheduler = nullptr;
+  }
+  FORWARD(reconfigure, SLURM_ERROR);
+}
 VGPU_EXPORT bitstr_t* select_p_resv_test(resv_desc_msg_t* resv, uint32_t node_cnt,
                                          bitstr_t* avail_bitmap, bitstr_t** core_bitmap) {
   FORWARD(resv_test, nullptr, resv, node_cnt, avail_bitmap, core_bitmap);

@@ -95,7 +95,7 @@ t_fragmented_node() {
 	local a b c d
 	a=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:40 -- sleep 60)
 	# shellcheck disable=SC2064
-	trap "scancel $a \${b:-} \${c:-} \${d:-} 2>/dev/null || true" EXIT
+	trap "scancel $a \${b:-} \${c:-} \${d:-} \${e:-} 2>/dev/null || true" EXIT
 	wait_running "$a"
 	b=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:70 -- sleep 60)
 	wait_running "$b"
@@ -112,7 +112,7 @@ t_fragmented_node() {
 }
 
 # job_idx_of ID: the job's IDX bits now, from slurmctld.
-job_idx_of() { scontrol -d show job "$1" | grep -o 'IDX:[0-9,-]*' | head -1 | cut -d: -f2; }
+job_idx_of() { scontrol -d show job "$1" | idx_of_show; }
 
 # restart_slurmctld / restart_slurmd NODE: stop the daemon and start it
 # again with the lab's state (cluster-up would cancel leftover jobs). slurmd
@@ -136,13 +136,15 @@ restart_slurmd() {
 # Restarts keep the devices: with two jobs running on n3 (40 shares on device
 # 0, 70 on device 1), slurmctld and then n3's slurmd are stopped and started
 # again (all three slurmd, so that every node re-registers). The running
-# jobs keep their bits, and new jobs land on free shares
-# of one device: a 60-share job on device 0, then a 20-share job on device 1.
+# jobs keep their bits, and new jobs land on free shares of one device: a
+# 10-share job submitted while slurmctld does not know n3's devices yet (it
+# waits for n3 to register, then takes device 1, the tighter), a 60-share
+# job on device 0, then a 20-share job on device 1.
 t_restarts_keep_devices() {
-	local a b c d ia ib all
+	local a b c d e ia ib all
 	a=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:40 -- sleep 120)
 	# shellcheck disable=SC2064
-	trap "scancel $a \${b:-} \${c:-} \${d:-} 2>/dev/null || true" EXIT
+	trap "scancel $a \${b:-} \${c:-} \${d:-} \${e:-} 2>/dev/null || true" EXIT
 	wait_running "$a"
 	b=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:70 -- sleep 120)
 	wait_running "$b"
@@ -152,6 +154,7 @@ t_restarts_keep_devices() {
 	expect "job $a state after slurmctld restart" "$(job_state "$a")" RUNNING
 	expect "job $a bits after slurmctld restart" "$(job_idx_of "$a")" "$ia"
 	expect "job $b bits after slurmctld restart" "$(job_idx_of "$b")" "$ib"
+	e=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:10 -- sleep 120)
 	# Every slurmd re-registers (Slurm would wait for its next ping), n3 last.
 	restart_slurmd n1
 	restart_slurmd n2
@@ -159,6 +162,8 @@ t_restarts_keep_devices() {
 	wait_for 30 "all nodes usable" all_nodes_usable || fail "nodes not usable: $(node_states | tr '\n' ' ')"
 	expect "job $b state after slurmd restart" "$(job_state "$b")" RUNNING
 	expect "job $b bits after slurmd restart" "$(job_idx_of "$b")" "$ib"
+	wait_running "$e"
+	expect "10-share job $e devices (submitted before n3 registered)" "$(idx_devices "$e" | tr '\n' ' ')" "1:10 "
 	c=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:60 -- sleep 120)
 	wait_running "$c"
 	expect "60-share job $c devices after the restarts" "$(idx_devices "$c" | tr '\n' ' ')" "0:60 "
@@ -166,10 +171,10 @@ t_restarts_keep_devices() {
 	wait_running "$d"
 	expect "20-share job $d devices after the restarts" "$(idx_devices "$d" | tr '\n' ' ')" "1:20 "
 	# No share is held twice.
-	all=$(for id in "$a" "$b" "$c" "$d"; do expand_idx "$(job_idx_of "$id")"; done | sort -n)
+	all=$(for id in "$a" "$b" "$c" "$d" "$e"; do expand_idx "$(job_idx_of "$id")"; done | sort -n)
 	[ -z "$(uniq -d <<<"$all")" ] || fail "shares held twice: $(uniq -d <<<"$all" | head -3 | tr '\n' ' ')"
-	scancel "$a" "$b" "$c" "$d"
+	scancel "$a" "$b" "$c" "$d" "$e"
 	# Leave the cluster quiet for the tests after this one.
-	wait_for 60 "the jobs to end" sh -c "[ -z \"\$(squeue -h -j $a,$b,$c,$d 2>/dev/null)\" ]" || true
+	wait_for 60 "the jobs to end" sh -c "[ -z \"\$(squeue -h -j $a,$b,$c,$d,$e 2>/dev/null)\" ]" || true
 	wait_for 30 "all nodes usable" all_nodes_usable || true
 }

@@ -238,20 +238,21 @@ make_device() {
 	mknod -m 0666 "$file" c "$major" "$minor"
 }
 
-# write_inventory FILE "model file index" ... : the plugin's simulated
-# inventory (format: src/common/discovery.h, MakeInventoryBackend).
+# write_inventory FILE "model file index [cpus]" ... : the plugin's simulated
+# inventory (format: src/common/discovery.h, MakeInventoryBackend); cpus:
+# the machine CPU ids local to the device.
 write_inventory() {
-	local out=$1 first=1 model file index bus=0
+	local out=$1 first=1 model file index cpus bus=0
 	shift
 	{
 		echo '{"devices": ['
 		for line in "$@"; do
-			read -r model file index <<<"$line"
+			read -r model file index cpus <<<"$line"
 			bus=$((bus + 1))
 			[ $first = 1 ] || echo ','
 			first=0
-			printf '  {"model": "%s", "index": %d, "file": "%s", "uuid": "LAB-%s-%s", "pci_bus_id": "0000:%02x:00.0"}' \
-				"$model" "$index" "$file" "$model" "$index" "$((0xc0 + bus))"
+			printf '  {"model": "%s", "index": %d, "file": "%s", "uuid": "LAB-%s-%s", "pci_bus_id": "0000:%02x:00.0"%s}' \
+				"$model" "$index" "$file" "$model" "$index" "$((0xc0 + bus))" "${cpus:+, \"cpus\": \"$cpus\"}"
 		done
 		echo
 		echo ']}'

@@ -1,0 +1,118 @@
+#include "node_view.h"
+
+extern "C" {
+#include "src/common/bitstring.h"
+#include "src/common/list.h"
+#include "src/common/node_conf.h"
+#include "src/common/xstring.h"
+}
+
+namespace vgpu {
+namespace select_pool {
+
+uint32_t VgpuPluginId() {
+  static const uint32_t id = gres_build_id(const_cast<char*>("vgpu"));
+  return id;
+}
+
+bool ReadVgpuDevices(const node_record_t* node, VgpuDevices* out) {
+  *out = VgpuDevices();
+  if (!node || !node->gres_list) return false;
+  ListIterator it = list_iterator_create(node->gres_list);
+  while (auto* gs = static_cast<gres_state_t*>(list_next(it)))
+    if (gs->plugin_id == VgpuPluginId()) out->gres = static_cast<gres_node_state_t*>(gs->gres_data);
+  list_iterator_destroy(it);
+  const gres_node_state_t* ns = out->gres;
+  if (!ns || !ns->topo_cnt || !ns->topo_gres_bitmap) return false;
+  for (uint16_t t = 0; t < ns->topo_cnt; ++t) {
+    bitstr_t* dev = ns->topo_gres_bitmap[t];
+    if (!dev) return false;
+    const uint32_t size = static_cast<uint32_t>(bit_set_count(dev));
+    if (out->shares_per_device == 0) out->shares_per_device = size;
+    if (size == 0 || size != out->shares_per_device) return false;
+    uint32_t used = 0;
+    if (ns->gres_bit_alloc && bit_size(ns->gres_bit_alloc) == bit_size(dev))
+      used = static_cast<uint32_t>(bit_overlap(dev, ns->gres_bit_alloc));
+    out->bits.push_back(dev);
+    out->cores.push_back(ns->topo_core_bitmap ? ns->topo_core_bitmap[t] : nullptr);
+    const char* type = ns->topo_type_name ? ns->topo_type_name[t] : nullptr;
+    out->types.push_back(type ? type : "");
+    out->free.push_back(size - used);
+  }
+  return true;
+}
+
+std::vector<gres_job_state_t*> VgpuRequests(const job_record_t* job) {
+  std::vector<gres_job_state_t*> out;
+  if (!job || !job->gres_list_req) return out;
+  ListIterator it = list_iterator_create(job->gres_list_req);
+  while (auto* gs = static_cast<gres_state_t*>(list_next(it)))
+    if (gs->plugin_id == VgpuPluginId() && gs->gres_data)
+      out.push_back(static_cast<gres_job_state_t*>(gs->gres_data));
+  list_iterator_destroy(it);
+  return out;
+}
+
+Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const ClusterState& cluster) {
+  Request req;
+  if (vgpu) {
+    req.shares = static_cast<uint32_t>(vgpu->gres_per_node);
+    if (vgpu->type_name && vgpu->type_name[0]) req.types = cluster.TypesOf({vgpu->type_name});
+  }
+  // CPU and memory are estimates for scoring (cons_tres does the exact
+  // fit): the job's CPUs on one node, memory per node or per CPU.
+  const struct job_details* d = job->details;
+  if (d) {
+    const uint64_t cpus = d->min_cpus ? d->min_cpus : 1;
+    req.cpu_milli = cpus * 1000;
+    if (d->pn_min_memory != NO_VAL64) {
+      const uint64_t mem = d->pn_min_memory & ~MEM_PER_CPU;
+      req.memory_mib = (d->pn_min_memory & MEM_PER_CPU) ? mem * cpus : mem;
+    }
+  }
+  return req;
+}
+
+ClusterView::ClusterView(uint32_t shares_per_device, const slurm_select_ops_t* cons_tres)
+    : cluster_(shares_per_device) {
+  // Refreshes cons_tres's per-node CPU and memory counts; it does the work
+  // only when nodes changed since the last call.
+  if (cons_tres) cons_tres->nodeinfo_set_all();
+  cluster_index_.assign(node_record_count > 0 ? node_record_count : 0, -1);
+  for (int i = 0; i < node_record_count; ++i) {
+    const node_record_t* node = node_record_table_ptr[i];
+    VgpuDevices devs;
+    if (!node || !ReadVgpuDevices(node, &devs)) continue;
+    if (devs.shares_per_device != shares_per_device) {
+      mismatched_.push_back(node->name);
+      continue;
+    }
+    const uint64_t cpus = node->cpus_efctv ? node->cpus_efctv : node->cpus;
+    const uint64_t memory = node->real_memory > node->mem_spec_limit
+                                ? node->real_memory - node->mem_spec_limit
+                                : node->real_memory;
+    if (!cluster_.AddNode(node->name, cpus * 1000, memory, devs.types).ok()) continue;
+    uint16_t alloc_cpus = 0;
+    uint64_t alloc_memory = 0;
+    if (cons_tres && node->select_nodeinfo && node->select_nodeinfo->data) {
+      auto* info = static_cast<select_nodeinfo_t*>(node->select_nodeinfo->data);
+      cons_tres->nodeinfo_get(info, SELECT_NODEDATA_SUBCNT, NODE_STATE_ALLOCATED, &alloc_cpus);
+      cons_tres->nodeinfo_get(info, SELECT_NODEDATA_MEM_ALLOC, NODE_STATE_ALLOCATED, &alloc_memory);
+    }
+    const uint32_t index = static_cast<uint32_t>(cluster_.size() - 1);
+    const uint64_t cpu_free = alloc_cpus >= cpus ? 0 : (cpus - alloc_cpus) * 1000;
+    const uint64_t mem_free = alloc_memory >= memory ? 0 : memory - alloc_memory;
+    (void)cluster_.SetFree(index, cpu_free, mem_free, devs.free);
+    cluster_index_[i] = static_cast<int>(index);
+    node_index_.push_back(i);
+    devices_.push_back(std::move(devs));
+  }
+}
+
+int ClusterView::ClusterIndex(int node_index) const {
+  if (node_index < 0 || node_index >= static_cast<int>(cluster_index_.size())) return -1;
+  return cluster_index_[node_index];
+}
+
+}  // namespace select_pool
+}  // namespace vgpu

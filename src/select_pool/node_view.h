@@ -1,0 +1,73 @@
+// slurmctld's records seen as placement-engine values: a node's vgpu
+// devices (its GRES topology records), a job's vgpu requests, and a
+// snapshot of every node as a ClusterState. Reads Slurm's structures only;
+// called with slurmctld's job and node locks held (job_test, job_begin).
+#ifndef VGPU_SELECT_POOL_NODE_VIEW_H_
+#define VGPU_SELECT_POOL_NODE_VIEW_H_
+
+#include <string>
+#include <vector>
+
+#include "placement.h"
+
+extern "C" {
+#include "config.h"
+#include "slurm/slurm.h"
+#include "src/common/gres.h"
+#include "src/common/select.h"
+#include "src/slurmctld/slurmctld.h"
+}
+
+namespace vgpu {
+namespace select_pool {
+
+// One node's vgpu devices: topology record t is device t.
+struct VgpuDevices {
+  gres_node_state_t* gres = nullptr;
+  std::vector<bitstr_t*> bits;       // the device's share bits
+  std::vector<bitstr_t*> cores;      // its local cores (null: any)
+  std::vector<std::string> types;    // Type= of its gres.conf line
+  std::vector<uint32_t> free;        // bits not allocated now
+  uint32_t shares_per_device = 0;    // bits per device (all equal)
+};
+
+uint32_t VgpuPluginId();
+
+// False when the node has no vgpu GRES, or its device layout is not known
+// yet (slurmctld restarted and the node has not registered since), or the
+// layout is not ours (devices of different sizes).
+bool ReadVgpuDevices(const node_record_t* node, VgpuDevices* out);
+
+// The job's vgpu entries of its GRES request (usually one).
+std::vector<gres_job_state_t*> VgpuRequests(const job_record_t* job);
+
+// What one node of `job` asks of the engine (per node: shares, type,
+// CPUs, memory), types as ids of `cluster`.
+Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const ClusterState& cluster);
+
+// Every node whose vgpu layout is known, with what cons_tres says is free
+// (CPU and memory from its node info, shares from the GRES bitmaps).
+class ClusterView {
+ public:
+  ClusterView(uint32_t shares_per_device, const slurm_select_ops_t* cons_tres);
+
+  const ClusterState& cluster() const { return cluster_; }
+  // Cluster index of a node table index, or -1.
+  int ClusterIndex(int node_index) const;
+  int NodeIndex(uint32_t cluster_index) const { return node_index_[cluster_index]; }
+  const VgpuDevices& devices(uint32_t cluster_index) const { return devices_[cluster_index]; }
+  // Nodes skipped because their devices are not S shares each.
+  const std::vector<std::string>& mismatched() const { return mismatched_; }
+
+ private:
+  ClusterState cluster_;
+  std::vector<int> node_index_;
+  std::vector<int> cluster_index_;  // by node table index
+  std::vector<VgpuDevices> devices_;
+  std::vector<std::string> mismatched_;
+};
+
+}  // namespace select_pool
+}  // namespace vgpu
+
+#endif  // VGPU_SELECT_POOL_NODE_VIEW_H_

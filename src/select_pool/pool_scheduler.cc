@@ -1,0 +1,280 @@
+#include "pool_scheduler.h"
+
+#include <utility>
+
+#include "node_ranking.h"
+#include "node_view.h"
+
+extern "C" {
+#include "src/common/bitstring.h"
+#include "src/common/job_resources.h"
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/node_conf.h"
+#include "src/common/xstring.h"
+}
+
+// slurmctld's job list: defined only in slurmctld, while slurmd, srun and
+// the rest load this plugin too; they never schedule, so never read it.
+#pragma weak job_list
+
+namespace vgpu {
+namespace select_pool {
+namespace {
+
+// How long a workload model is used before it is rebuilt from the jobs
+// slurmctld holds, and at most how many jobs it samples.
+constexpr time_t kModelLifetime = 60;
+constexpr size_t kModelSample = 20000;
+constexpr const char kFallbackPolicy[] = "best-fit";
+
+// A single node's devices as a one-node cluster, so that type ids of the
+// request, the preference and the devices agree.
+ClusterState OneNode(const node_record_t* node, const VgpuDevices& devs, bool capacity) {
+  ClusterState c(devs.shares_per_device);
+  (void)c.AddNode(node->name, 0, 0, devs.types);
+  if (!capacity) (void)c.SetFree(0, 0, 0, devs.free);
+  return c;
+}
+
+std::vector<DeviceType> KnownTypes(const ClusterState& c, const std::vector<std::string>& names) {
+  std::vector<DeviceType> out;
+  for (const auto& n : names)
+    if (c.FindType(n) != kUnknownType) out.push_back(c.FindType(n));
+  return out;
+}
+
+std::vector<DeviceType> RequestTypes(const ClusterState& c, const gres_job_state_t* js) {
+  if (!js->type_name || !js->type_name[0]) return {};
+  return c.TypesOf({js->type_name});
+}
+
+// Devices whose local cores the job holds on the job's `job_node`-th node.
+// A device without core affinity counts as local.
+std::vector<bool> LocalDevices(const job_record_t* job, int job_node, const VgpuDevices& devs) {
+  std::vector<bool> local(devs.bits.size(), false);
+  const job_resources_t* jr = job->job_resrcs;
+  if (!jr || !jr->core_bitmap || job_node < 0 || static_cast<uint32_t>(job_node) >= jr->nhosts)
+    return {};
+  auto* res = const_cast<job_resources_t*>(jr);
+  const int64_t start = get_job_resources_offset(res, job_node, 0, 0);
+  const int64_t end = static_cast<uint32_t>(job_node + 1) < jr->nhosts
+                          ? get_job_resources_offset(res, job_node + 1, 0, 0)
+                          : bit_size(jr->core_bitmap);
+  if (start < 0) return {};
+  for (size_t t = 0; t < devs.bits.size(); ++t) {
+    bitstr_t* cores = devs.cores[t];
+    if (!cores) {
+      local[t] = true;
+      continue;
+    }
+    for (int64_t c = bit_ffs(cores); c >= 0 && c < bit_size(cores) && start + c < end; ++c)
+      if (bit_test(cores, c) && bit_test(jr->core_bitmap, start + c)) {
+        local[t] = true;
+        break;
+      }
+  }
+  return local;
+}
+
+// Rewrites `select` to `per` free bits of each chosen device.
+void SelectBits(const VgpuDevices& devs, const std::vector<uint32_t>& chosen, uint32_t per,
+                bitstr_t* select) {
+  const bitstr_t* alloc = devs.gres->gres_bit_alloc;
+  bit_clear_all(select);
+  for (uint32_t d : chosen) {
+    uint32_t taken = 0;
+    bitstr_t* dev = devs.bits[d];
+    for (int64_t b = bit_ffs(dev); b >= 0 && b < bit_size(dev) && taken < per; ++b) {
+      if (!bit_test(dev, b) || (alloc && bit_test(const_cast<bitstr_t*>(alloc), b))) continue;
+      bit_set(select, b);
+      ++taken;
+    }
+  }
+}
+
+}  // namespace
+
+PoolScheduler::PoolScheduler(const VgpuConfig& config, const slurm_select_ops_t* cons_tres)
+    : cons_tres_(cons_tres),
+      shares_per_device_(config.shares_per_device),
+      type_preference_(config.type_preference),
+      policy_name_(config.placement_policy) {
+  bool known = false;
+  for (const auto& n : PolicyNames()) known |= (n == policy_name_.substr(0, policy_name_.find(':')));
+  if (!known) {
+    error("select/cons_tres_pool: vgpu.conf: PlacementPolicy=%s is unknown; using %s",
+          policy_name_.c_str(), kDefaultPolicy);
+    policy_name_ = kDefaultPolicy;
+  }
+}
+
+int PoolScheduler::JobTest(job_record_t* job, bitstr_t* bitmap, uint32_t min_nodes,
+                           uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
+                           List preemptee_candidates, List* preemptee_job_list,
+                           bitstr_t* exc_core_bitmap) {
+  const bool run_now = SELECT_IS_MODE_RUN_NOW(mode);
+  int first = -1;
+  try {
+    FilterNodes(job, bitmap, run_now);
+    if (run_now) first = RankedNode(job, bitmap, min_nodes, req_nodes, preemptee_candidates);
+  } catch (const std::exception& e) {
+    error("select/cons_tres_pool: %pJ: %s; leaving the choice to cons_tres", job, e.what());
+  }
+  if (first >= 0) {
+    bitstr_t* one = bit_alloc(bit_size(bitmap));
+    bit_set(one, first);
+    int rc = cons_tres_->job_test(job, one, min_nodes, max_nodes, req_nodes, mode,
+                                  preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+    if (rc == SLURM_SUCCESS) {
+      bit_copybits(bitmap, one);
+      FREE_NULL_BITMAP(one);
+      return rc;
+    }
+    FREE_NULL_BITMAP(one);
+  }
+  return cons_tres_->job_test(job, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                              preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+}
+
+void PoolScheduler::FilterNodes(const job_record_t* job, bitstr_t* bitmap, bool run_now) const {
+  for (const gres_job_state_t* js : VgpuRequests(job)) {
+    if (!js->gres_per_node) continue;
+    for (int64_t n = bit_ffs(bitmap); n >= 0 && n < bit_size(bitmap); ++n) {
+      if (!bit_test(bitmap, n) || n >= node_record_count) continue;
+      const node_record_t* node = node_record_table_ptr[n];
+      VgpuDevices devs;
+      if (!ReadVgpuDevices(node, &devs)) {
+        // Configured with vgpu but its devices not known since slurmctld
+        // started: cons_tres could only pick bits blindly.
+        if (run_now && devs.gres && devs.gres->gres_cnt_config) {
+          debug("select/cons_tres_pool: %pJ: %s has not registered its vgpu devices yet",
+                job, node->name);
+          bit_clear(bitmap, n);
+        }
+        continue;
+      }
+      ClusterState one = OneNode(node, devs, !run_now);
+      Request req;
+      req.shares = static_cast<uint32_t>(js->gres_per_node);
+      req.types = RequestTypes(one, js);
+      if (ChooseDevicesOnNode(one.node(0), req, devs.shares_per_device).empty()) bit_clear(bitmap, n);
+    }
+  }
+}
+
+int PoolScheduler::RankedNode(const job_record_t* job, const bitstr_t* bitmap, uint32_t min_nodes,
+                              uint32_t req_nodes, List preemptee_candidates) {
+  if (min_nodes > 1 || req_nodes > 1) return -1;
+  if (preemptee_candidates && list_count(preemptee_candidates) > 0) return -1;
+  if (job->details && job->details->req_node_bitmap) return -1;  // the user chose
+  std::vector<gres_job_state_t*> vgpu = VgpuRequests(job);
+  if (vgpu.size() != 1 || !vgpu[0]->gres_per_node) return -1;
+
+  ClusterView view(shares_per_device_, cons_tres_);
+  const ClusterState& cluster = view.cluster();
+  if (cluster.size() == 0) return -1;
+  std::vector<bool> candidates(cluster.size(), false);
+  for (uint32_t i = 0; i < cluster.size(); ++i) {
+    const int n = view.NodeIndex(i);
+    candidates[i] = n < bit_size(const_cast<bitstr_t*>(bitmap)) &&
+                    bit_test(const_cast<bitstr_t*>(bitmap), n);
+  }
+  PlacementPolicy* policy = PolicyFor(cluster);
+  if (!policy) return -1;
+  auto order = RankNodes(*policy, cluster, RequestOf(job, vgpu[0], cluster),
+                         KnownTypes(cluster, type_preference_), candidates);
+  if (!order.ok()) {
+    debug("select/cons_tres_pool: %pJ: %s", job, order.message().c_str());
+    return -1;
+  }
+  return order->empty() ? -1 : view.NodeIndex(order->front());
+}
+
+PlacementPolicy* PoolScheduler::PolicyFor(const ClusterState& cluster) {
+  std::vector<std::string> types;
+  for (size_t t = 0; t < cluster.type_count(); ++t) types.push_back(cluster.TypeName(t));
+  const time_t now = time(nullptr);
+  if (policy_ && types == policy_types_ && now - policy_built_ < kModelLifetime) return policy_.get();
+
+  // The workload model: one request per job slurmctld holds (pending or
+  // running, one node), CPU-only jobs included, as fgd and pool expect.
+  std::vector<Request> seen;
+  bool any_shares = false;
+  if (!&job_list || !job_list) return nullptr;
+  ListIterator it = list_iterator_create(job_list);
+  while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+    if (seen.size() >= kModelSample) break;
+    if (!(IS_JOB_PENDING(job) || IS_JOB_RUNNING(job)) || !job->details) continue;
+    if (job->details->min_nodes > 1) continue;
+    std::vector<gres_job_state_t*> vgpu = VgpuRequests(job);
+    Request r = RequestOf(job, vgpu.empty() ? nullptr : vgpu[0], cluster);
+    r.memory_mib = 0;
+    if (!ValidateRequest(r, cluster.shares_per_device()).ok()) continue;
+    if (!r.types.empty() && r.types[0] == kUnknownType) continue;
+    any_shares |= r.shares > 0;
+    seen.push_back(std::move(r));
+  }
+  list_iterator_destroy(it);
+
+  PolicyOptions options;
+  std::string name = policy_name_;
+  if (any_shares) {
+    auto model = WorkloadModel::FromRequests(seen, cluster.shares_per_device(), 1.0);
+    if (model.ok()) options.workload = std::make_shared<const WorkloadModel>(std::move(model).value());
+  }
+  auto made = MakePolicy(name, options);
+  if (!made.ok()) {  // fgd and pool with no vgpu job seen yet
+    name = kFallbackPolicy;
+    made = MakePolicy(name, options);
+  }
+  if (!made.ok()) {
+    error("select/cons_tres_pool: no placement policy: %s", made.message().c_str());
+    policy_.reset();
+    return nullptr;
+  }
+  debug("select/cons_tres_pool: policy %s built from %zu jobs", name.c_str(), seen.size());
+  policy_ = std::move(made).value();
+  policy_types_ = types;
+  // A fallback is retried as soon as jobs may have arrived.
+  policy_built_ = name == policy_name_ ? now : 0;
+  return policy_.get();
+}
+
+int PoolScheduler::PlaceOnDevices(job_record_t* job) {
+  const job_resources_t* jr = job->job_resrcs;
+  if (!jr || !jr->node_bitmap) return SLURM_SUCCESS;
+  for (gres_job_state_t* js : VgpuRequests(job)) {
+    if (!js->gres_bit_select) continue;
+    int job_node = -1;
+    for (int64_t n = bit_ffs(jr->node_bitmap); n >= 0 && n < bit_size(jr->node_bitmap); ++n) {
+      if (!bit_test(jr->node_bitmap, n)) continue;
+      ++job_node;
+      if (n >= static_cast<int64_t>(js->total_node_cnt)) continue;
+      bitstr_t* select = js->gres_bit_select[n];
+      const node_record_t* node = node_record_table_ptr[n];
+      VgpuDevices devs;
+      if (!select || !ReadVgpuDevices(node, &devs)) continue;
+      const uint32_t count = static_cast<uint32_t>(bit_set_count(select));
+      if (!count) continue;
+      ClusterState one = OneNode(node, devs, false);
+      Request req;
+      req.shares = count;
+      req.types = RequestTypes(one, js);
+      auto levels = DeviceLevels(one.node(0), req.types, KnownTypes(one, type_preference_),
+                                 LocalDevices(job, job_node, devs));
+      std::vector<uint32_t> chosen =
+          ChooseDevicesInOrder(one.node(0), req, devs.shares_per_device, levels);
+      if (chosen.empty()) {
+        info("select/cons_tres_pool: %pJ: no device of %s can take %u shares now; job stays "
+             "pending", job, node->name, count);
+        return ESLURM_NODES_BUSY;
+      }
+      SelectBits(devs, chosen, RequestSharesPerDevice(req, devs.shares_per_device), select);
+    }
+  }
+  return SLURM_SUCCESS;
+}
+
+}  // namespace select_pool
+}  // namespace vgpu

@@ -1,0 +1,73 @@
+// What select/cons_tres_pool adds to cons_tres, job by job, in slurmctld:
+//  * job_test: drop nodes where a request fits on no single device; for a
+//    one-node job starting now, try first the node the configured
+//    PlacementPolicy ranks best (untyped requests: TypePreference first);
+//  * job_begin: move each node's share bits onto the device(s) chosen on
+//    that node (preferred type, then devices local to the job's cores,
+//    tightest fit first).
+// The job's GRES bitmap is the placement: nothing is kept here but the
+// settings, the policy and its workload model (statistics of the jobs
+// slurmctld holds, rebuilt at most once a minute).
+#ifndef VGPU_SELECT_POOL_POOL_SCHEDULER_H_
+#define VGPU_SELECT_POOL_POOL_SCHEDULER_H_
+
+#include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "placement.h"
+#include "vgpu_config.h"
+
+extern "C" {
+#include "config.h"
+#include "slurm/slurm.h"
+#include "src/common/select.h"
+#include "src/slurmctld/slurmctld.h"
+}
+
+namespace vgpu {
+namespace select_pool {
+
+class PoolScheduler {
+ public:
+  // `config`: vgpu.conf as read; a policy name the engine does not know
+  // falls back to the default with an error in the log.
+  PoolScheduler(const VgpuConfig& config, const slurm_select_ops_t* cons_tres);
+
+  // select_p_job_test. Calls cons_tres's job_test (once, or twice when the
+  // ranked node alone does not do) and returns its result.
+  int JobTest(job_record_t* job, bitstr_t* bitmap, uint32_t min_nodes, uint32_t max_nodes,
+              uint32_t req_nodes, uint16_t mode, List preemptee_candidates,
+              List* preemptee_job_list, bitstr_t* exc_core_bitmap);
+
+  // select_p_job_begin, before cons_tres's: SLURM_SUCCESS, or
+  // ESLURM_NODES_BUSY when some node's share of the job fits on no device
+  // (the job stays pending, nothing changed).
+  int PlaceOnDevices(job_record_t* job);
+
+ private:
+  // Clears nodes where a vgpu request fits on no device (now, or with
+  // every device free for will-run and test-only). Nodes whose layout is
+  // not known yet: cleared when starting now (their devices cannot be
+  // checked), left to cons_tres otherwise.
+  void FilterNodes(const job_record_t* job, bitstr_t* bitmap, bool run_now) const;
+  // The node to try first, or -1 to leave the choice to cons_tres.
+  int RankedNode(const job_record_t* job, const bitstr_t* bitmap, uint32_t min_nodes,
+                 uint32_t req_nodes, List preemptee_candidates);
+  PlacementPolicy* PolicyFor(const ClusterState& cluster);
+
+  const slurm_select_ops_t* cons_tres_;
+  uint32_t shares_per_device_;
+  std::vector<std::string> type_preference_;
+  std::string policy_name_;
+  // Built by PolicyFor for the type names of the cluster it was given.
+  std::unique_ptr<PlacementPolicy> policy_;
+  std::vector<std::string> policy_types_;
+  time_t policy_built_ = 0;
+};
+
+}  // namespace select_pool
+}  // namespace vgpu
+
+#endif  // VGPU_SELECT_POOL_POOL_SCHEDULER_H_
