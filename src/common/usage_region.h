@@ -1,0 +1,89 @@
+// One accounting region per job and device: a small file in the job's run
+// directory, mapped shared by every process of the job that uses the
+// device. Each process owns one slot (its pid, its start time, the bytes it
+// holds); the job's use is the sum over live slots, so a process killed
+// with SIGKILL stops counting as soon as someone notices it is gone (the
+// next reservation that would go over the limit reaps dead slots), and
+// nothing has to run at its death.
+//
+// Concurrency: a robust process-shared mutex guards "sum, then reserve" so
+// that two processes cannot both take the last bytes; it is never held
+// across a driver call (reserve first, call the driver, give back on
+// failure). A holder killed inside the critical section leaves a
+// consistent region (every update there is one atomic store), and the next
+// locker recovers the mutex. Start-up is one slot claim: O(1) in the number
+// of processes, no syscall beyond reading /proc/self/stat once.
+//
+// fork: the child claims its own slot (device memory is not inherited).
+// exec: the new image finds its pid's slot from the old image, whose device
+// memory died with it, and takes it over with zero use.
+#ifndef VGPU_COMMON_USAGE_REGION_H_
+#define VGPU_COMMON_USAGE_REGION_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "status.h"
+
+namespace vgpu {
+
+struct UsageRegionLayout;  // the mapped file (usage_region.cc)
+struct UsageSlot;
+
+class UsageRegion {
+ public:
+  static constexpr uint32_t kDefaultSlots = 1024;
+
+  enum class Reservation { kOk, kOverLimit, kNoSlot };
+
+  // Writes a fresh region file at `path` (mode 0600; the caller chowns it
+  // to the job's user). Replaces any file there.
+  static Status Create(const std::string& path, uint32_t slots = kDefaultSlots);
+  // Maps an existing region; an error names the file and what is wrong
+  // with it (missing, wrong size, not a region).
+  static Result<std::unique_ptr<UsageRegion>> Open(const std::string& path);
+
+  ~UsageRegion();
+  UsageRegion(const UsageRegion&) = delete;
+  UsageRegion& operator=(const UsageRegion&) = delete;
+
+  // Takes `bytes` for this process if the job's total stays <= `limit`.
+  Reservation Reserve(uint64_t bytes, uint64_t limit);
+  // Gives back bytes this process took (never below zero).
+  void Release(uint64_t bytes);
+
+  // Bytes held by the job's live processes (dead ones may still count
+  // until reaped) / by this process.
+  uint64_t Used() const;
+  uint64_t UsedByThisProcess() const;
+  // Highest job total ever reserved.
+  uint64_t Peak() const;
+  // Frees the slots of processes that no longer exist; returns how many.
+  size_t ReapDead();
+  // Slots in use (live or not yet reaped).
+  size_t Processes() const;
+
+  // Call in a forked child (pthread_atfork): forget the parent's slot.
+  void ForgetSlotAfterFork();
+
+ private:
+  UsageRegion(const std::string& path, UsageRegionLayout* map, size_t size);
+  UsageSlot* Slot();  // claims on first use; null when full
+  bool Lock();
+  void Unlock();
+  uint64_t SumLocked() const;
+
+  std::string path_;
+  UsageRegionLayout* map_;
+  size_t size_;
+  UsageSlot* slot_ = nullptr;
+  pid_t slot_pid_ = 0;
+  uint64_t incarnation_;
+};
+
+}  // namespace vgpu
+
+#endif  // VGPU_COMMON_USAGE_REGION_H_
