@@ -69,4 +69,20 @@ std::vector<std::vector<bool>> DeviceLevels(const NodeState& node,
   return levels;
 }
 
+int64_t EarliestFit(NodeState node, const Request& req, uint32_t shares_per_device,
+                    std::vector<ShareRelease> releases, int64_t now) {
+  if (!ChooseDevicesOnNode(node, req, shares_per_device).empty()) return now;
+  std::stable_sort(releases.begin(), releases.end(),
+                   [](const ShareRelease& a, const ShareRelease& b) { return a.time < b.time; });
+  for (size_t i = 0; i < releases.size(); ++i) {
+    const ShareRelease& r = releases[i];
+    for (size_t d = 0; d < r.shares.size() && d < node.devices.size(); ++d)
+      node.devices[d].free = std::min(shares_per_device, node.devices[d].free + r.shares[d]);
+    // Jobs ending at the same moment free their shares together.
+    if (i + 1 < releases.size() && releases[i + 1].time == r.time) continue;
+    if (!ChooseDevicesOnNode(node, req, shares_per_device).empty()) return std::max(r.time, now);
+  }
+  return -1;
+}
+
 }  // namespace vgpu

@@ -35,6 +35,22 @@ std::vector<std::vector<bool>> DeviceLevels(const NodeState& node,
                                             const std::vector<DeviceType>& preference,
                                             const std::vector<bool>& local);
 
+// Shares that running jobs give back on a node when they end.
+struct ShareRelease {
+  int64_t time = 0;              // when (the job's expected end)
+  std::vector<uint32_t> shares;  // per device of the node
+};
+
+// When one node's part of `req` can start on `node` if jobs end as
+// `releases` say (devices only; CPU and memory are cons_tres's): `now` if
+// it fits already, else the first release time after which it fits, or -1
+// if it fits not even when they have all ended. slurmctld's will-run
+// answers (backfill, --test-only, squeue --start) count free GRES bits per
+// node; a node with 60+30 free shares "fits" 80 by that count, so they need
+// this correction.
+int64_t EarliestFit(NodeState node, const Request& req, uint32_t shares_per_device,
+                    std::vector<ShareRelease> releases, int64_t now);
+
 }  // namespace vgpu
 
 #endif  // VGPU_COMMON_NODE_RANKING_H_

@@ -1,5 +1,6 @@
 #include "pool_scheduler.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "node_ranking.h"
@@ -93,6 +94,72 @@ void SelectBits(const VgpuDevices& devs, const std::vector<uint32_t>& chosen, ui
   }
 }
 
+// One node's part of one vgpu request of a job, as the engine sees it.
+struct NodePart {
+  const gres_job_state_t* request = nullptr;
+  int64_t node_index = -1;
+  const node_record_t* node = nullptr;
+  VgpuDevices devices;
+  bool known = false;     // device layout known (the rest is empty if not)
+  ClusterState one{1};    // the node alone, free now or all free (capacity)
+  Request req;            // shares per node and allowed types
+};
+
+// Calls fn(NodePart&) for each vgpu request of `job` (with shares per
+// node) and each node set in `nodes`.
+template <typename F>
+void ForEachNodePart(const job_record_t* job, bitstr_t* nodes, bool capacity, F fn) {
+  for (const gres_job_state_t* js : VgpuRequests(job)) {
+    if (!js->gres_per_node) continue;
+    for (int64_t n = bit_ffs(nodes); n >= 0 && n < bit_size(nodes); ++n) {
+      if (!bit_test(nodes, n) || n >= node_record_count) continue;
+      NodePart part;
+      part.request = js;
+      part.node_index = n;
+      part.node = node_record_table_ptr[n];
+      part.known = ReadVgpuDevices(part.node, &part.devices);
+      if (part.known) {
+        part.one = OneNode(part.node, part.devices, capacity);
+        part.req.shares = static_cast<uint32_t>(js->gres_per_node);
+        part.req.types = RequestTypes(part.one, js);
+      }
+      fn(part);
+    }
+  }
+}
+
+// Per running job on node table index `n`: when it is expected to end and
+// how many shares of each of the node's devices it holds.
+std::vector<ShareRelease> RunningShares(int n, const VgpuDevices& devs) {
+  std::vector<ShareRelease> out;
+  if (!&job_list || !job_list) return out;
+  ListIterator it = list_iterator_create(job_list);
+  while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+    if (!(IS_JOB_RUNNING(job) || IS_JOB_SUSPENDED(job)) || !job->node_bitmap ||
+        n >= bit_size(job->node_bitmap) || !bit_test(job->node_bitmap, n) || !job->gres_list_alloc)
+      continue;
+    const int offset = bit_set_count_range(job->node_bitmap, 0, n);
+    ShareRelease r;
+    r.time = job->end_time;
+    r.shares.assign(devs.bits.size(), 0);
+    ListIterator g = list_iterator_create(job->gres_list_alloc);
+    while (auto* gs = static_cast<gres_state_t*>(list_next(g))) {
+      if (gs->plugin_id != VgpuPluginId() || !gs->gres_data) continue;
+      auto* js = static_cast<gres_job_state_t*>(gs->gres_data);
+      if (!js->gres_bit_alloc || offset >= static_cast<int>(js->node_cnt)) continue;
+      bitstr_t* held = js->gres_bit_alloc[offset];
+      if (!held) continue;
+      for (size_t t = 0; t < devs.bits.size(); ++t)
+        if (bit_size(held) == bit_size(devs.bits[t]))
+          r.shares[t] += static_cast<uint32_t>(bit_overlap(held, devs.bits[t]));
+    }
+    list_iterator_destroy(g);
+    out.push_back(std::move(r));
+  }
+  list_iterator_destroy(it);
+  return out;
+}
+
 }  // namespace
 
 PoolScheduler::PoolScheduler(const VgpuConfig& config, const slurm_select_ops_t* cons_tres)
@@ -133,34 +200,52 @@ int PoolScheduler::JobTest(job_record_t* job, bitstr_t* bitmap, uint32_t min_nod
     }
     FREE_NULL_BITMAP(one);
   }
-  return cons_tres_->job_test(job, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                              preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+  int rc = cons_tres_->job_test(job, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                                preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+  if (rc == SLURM_SUCCESS && SELECT_IS_MODE_WILL_RUN(mode)) {
+    try {
+      CorrectStartTime(job, bitmap);
+    } catch (const std::exception& e) {
+      error("select/cons_tres_pool: %pJ: start time: %s", job, e.what());
+    }
+  }
+  return rc;
+}
+
+void PoolScheduler::CorrectStartTime(job_record_t* job, const bitstr_t* nodes) const {
+  const time_t now = time(nullptr);
+  // Far enough that backfill (window: days) plans nothing on it.
+  const time_t never = now + 365 * 24 * 3600;
+  time_t start = job->start_time;
+  ForEachNodePart(job, const_cast<bitstr_t*>(nodes), false, [&](NodePart& p) {
+    const uint32_t s = p.devices.shares_per_device;
+    if (!p.known || !ChooseDevicesOnNode(p.one.node(0), p.req, s).empty()) return;
+    const int64_t at = EarliestFit(p.one.node(0), p.req, s,
+                                   RunningShares(static_cast<int>(p.node_index), p.devices), now);
+    start = std::max<time_t>(start, at < 0 ? never : static_cast<time_t>(at));
+  });
+  if (start != job->start_time) {
+    debug("select/cons_tres_pool: %pJ: will-run start moved to %ld (devices full until then)",
+          job, static_cast<long>(start));
+    job->start_time = start;
+  }
 }
 
 void PoolScheduler::FilterNodes(const job_record_t* job, bitstr_t* bitmap, bool run_now) const {
-  for (const gres_job_state_t* js : VgpuRequests(job)) {
-    if (!js->gres_per_node) continue;
-    for (int64_t n = bit_ffs(bitmap); n >= 0 && n < bit_size(bitmap); ++n) {
-      if (!bit_test(bitmap, n) || n >= node_record_count) continue;
-      const node_record_t* node = node_record_table_ptr[n];
-      VgpuDevices devs;
-      if (!ReadVgpuDevices(node, &devs)) {
-        // Configured with vgpu but its devices not known since slurmctld
-        // started: cons_tres could only pick bits blindly.
-        if (run_now && devs.gres && devs.gres->gres_cnt_config) {
-          debug("select/cons_tres_pool: %pJ: %s has not registered its vgpu devices yet",
-                job, node->name);
-          bit_clear(bitmap, n);
-        }
-        continue;
+  ForEachNodePart(job, bitmap, !run_now, [&](NodePart& p) {
+    if (!p.known) {
+      // Configured with vgpu but its devices not known since slurmctld
+      // started: cons_tres could only pick bits blindly.
+      if (run_now && p.devices.gres && p.devices.gres->gres_cnt_config) {
+        debug("select/cons_tres_pool: %pJ: %s has not registered its vgpu devices yet", job,
+              p.node->name);
+        bit_clear(bitmap, p.node_index);
       }
-      ClusterState one = OneNode(node, devs, !run_now);
-      Request req;
-      req.shares = static_cast<uint32_t>(js->gres_per_node);
-      req.types = RequestTypes(one, js);
-      if (ChooseDevicesOnNode(one.node(0), req, devs.shares_per_device).empty()) bit_clear(bitmap, n);
+      return;
     }
-  }
+    if (ChooseDevicesOnNode(p.one.node(0), p.req, p.devices.shares_per_device).empty())
+      bit_clear(bitmap, p.node_index);
+  });
 }
 
 int PoolScheduler::RankedNode(const job_record_t* job, const bitstr_t* bitmap, uint32_t min_nodes,

@@ -4,7 +4,9 @@
 //    PlacementPolicy ranks best (untyped requests: TypePreference first);
 //  * job_begin: move each node's share bits onto the device(s) chosen on
 //    that node (preferred type, then devices local to the job's cores,
-//    tightest fit first).
+//    tightest fit first);
+//  * will-run (backfill, --test-only, squeue --start): a start time that
+//    waits for a device to have room, not for enough free bits.
 // The job's GRES bitmap is the placement: nothing is kept here but the
 // settings, the policy and its workload model (statistics of the jobs
 // slurmctld holds, rebuilt at most once a minute).
@@ -52,6 +54,10 @@ class PoolScheduler {
   // not known yet: cleared when starting now (their devices cannot be
   // checked), left to cons_tres otherwise.
   void FilterNodes(const job_record_t* job, bitstr_t* bitmap, bool run_now) const;
+  // Will-run: cons_tres counts free bits per node, so a node with 60+30
+  // free shares answers "80 can start now". Moves job->start_time to when
+  // the shares fit on devices of each chosen node, as running jobs end.
+  void CorrectStartTime(job_record_t* job, const bitstr_t* nodes) const;
   // The node to try first, or -1 to leave the choice to cons_tres.
   int RankedNode(const job_record_t* job, const bitstr_t* bitmap, uint32_t min_nodes,
                  uint32_t req_nodes, List preemptee_candidates);

@@ -87,28 +87,40 @@ t_pack_30_share_jobs() {
 	scancel "${ids[@]}"
 }
 
-# On n3 (2 devices): 40 shares land on device 0 and 70 on device 1, leaving
-# 60 + 30 free. A 60-share job must start (on device 0), and an 80-share
-# job, which cons_tres alone would start on 80 of the 90 free bits across
-# both devices, must stay pending while they run.
+# The issue's scenario on n2's four dcu devices (4-7; no core affinity, so
+# the tightest fit alone decides): device 4 full, 5-7 with 60 shares free
+# each (180 free bits).  A 100-share job, which cons_tres alone would start
+# on 100 of those bits across two devices, stays pending; a 60-share job
+# submitted after it (lower priority) starts at once on one of them: the
+# will-run answer for the 100-share job waits for a device to free, so
+# backfill reserves nothing for it now.
 t_fragmented_node() {
-	local a b c d
-	a=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:40 -- sleep 60)
+	local ids=() i f t1 t2 big small
 	# shellcheck disable=SC2064
-	trap "scancel $a \${b:-} \${c:-} \${d:-} \${e:-} 2>/dev/null || true" EXIT
-	wait_running "$a"
-	b=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:70 -- sleep 60)
-	wait_running "$b"
-	d=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:60 -- sleep 60)
-	wait_running "$d"
-	expect "60-share job $d devices" "$(idx_devices "$d" | tr '\n' ' ')" "0:60 "
-	scancel "$d"
-	wait_for 15 "job $d to end" sh -c "[ -z \"\$(squeue -h -j $d 2>/dev/null)\" ]" || true
-	c=$(submit_dump -p share --mem=100 -w n3 --gres=vgpu:nvidia:80 -- sleep 1)
+	trap 'scancel ${ids[*]} ${big:-} ${small:-} 2>/dev/null || true' EXIT
+	dcu_job() { submit_dump -p share --mem=100 -w n2 --gres="vgpu:dcu:$1" -- sleep 120; }
+	ids+=("$(dcu_job 100)"); wait_running "${ids[-1]}"
+	# Best-fit would put three 40-share jobs on one device: 60-share fillers
+	# make each device the tightest only until its 40 is there.
+	ids+=("$(dcu_job 40)"); wait_running "${ids[-1]}"
+	t1=$(dcu_job 60); ids+=("$t1"); wait_running "$t1"
+	ids+=("$(dcu_job 40)"); wait_running "${ids[-1]}"
+	t2=$(dcu_job 60); ids+=("$t2"); wait_running "$t2"
+	ids+=("$(dcu_job 40)"); wait_running "${ids[-1]}"
+	scancel "$t1" "$t2"
+	wait_for 15 "the fillers to end" sh -c "[ -z \"\$(squeue -h -j $t1,$t2 2>/dev/null)\" ]" || true
+	f=$(for i in "${ids[@]}"; do [ "$i" = "$t1" ] || [ "$i" = "$t2" ] || idx_devices "$i"; done | sort -n | tr '\n' ' ')
+	expect "n2 dcu devices held" "$f" "4:100 5:40 6:40 7:40 "
+	big=$(submit_dump -p share --mem=100 -w n2 --gres=vgpu:dcu:100 -- sleep 1)
+	sleep 3
+	small=$(submit_dump -p share --mem=100 -w n2 --gres=vgpu:dcu:60 -- sleep 60)
+	wait_running "$small"
+	[[ $(idx_devices "$small") =~ ^[567]:60$ ]] || fail "60-share job $small on $(idx_devices "$small" | tr '\n' ' '), not 60 shares of device 5, 6 or 7"
 	# Several scheduling passes (sched_interval=2, bf_interval=2 here).
-	sleep 6
-	expect "80-share job $c state (60+30 free)" "$(job_state "$c")" PENDING
-	scancel "$a" "$b" "$c"
+	sleep 4
+	expect "100-share job $big state (60+60+60 free)" "$(job_state "$big")" PENDING
+	scancel "${ids[@]}" "$big" "$small"
+	wait_for 30 "n2's jobs to end" sh -c "[ -z \"\$(squeue -h -w n2 2>/dev/null)\" ]" || true
 }
 
 # job_idx_of ID: the job's IDX bits now, from slurmctld.

@@ -46,6 +46,7 @@ class NodeRankingTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(RankFollowsTypePreference);
   CPPUNIT_TEST(RankRespectsCandidatesAndTypes);
   CPPUNIT_TEST(LevelsPutPreferredAndLocalFirst);
+  CPPUNIT_TEST(EarliestFitFollowsDevices);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -154,6 +155,27 @@ class NodeRankingTest : public CppUnit::TestFixture {
     levels = vgpu::DeviceLevels(c.node(0), {}, {dcu}, {});
     want = {{true, true}};
     CPPUNIT_ASSERT(levels == want);
+  }
+
+  void EarliestFitFollowsDevices() {
+    ClusterState c(100);
+    CPPUNIT_ASSERT(c.AddNode("n3", 2000, 1000, {"nvidia", "nvidia"}).ok());
+    // 40 shares on device 0 until t=500, 70 on device 1 until t=300.
+    CPPUNIT_ASSERT(c.SetFree(0, 2000, 1000, {60, 30}).ok());
+    const auto& n = c.node(0);
+    std::vector<vgpu::ShareRelease> rel = {{500, {40, 0}}, {300, {0, 70}}};
+    CPPUNIT_ASSERT_EQUAL(int64_t{100}, vgpu::EarliestFit(n, Shares(60), 100, rel, 100));
+    // 90 free in bits, but 80 fits on no device before device 1 frees.
+    CPPUNIT_ASSERT_EQUAL(int64_t{300}, vgpu::EarliestFit(n, Shares(80), 100, rel, 100));
+    // Two whole devices: both must have ended.
+    CPPUNIT_ASSERT_EQUAL(int64_t{500}, vgpu::EarliestFit(n, Shares(200), 100, rel, 100));
+    // Never: more devices than the node has, or releases that do not free enough.
+    CPPUNIT_ASSERT_EQUAL(int64_t{-1}, vgpu::EarliestFit(n, Shares(300), 100, rel, 100));
+    CPPUNIT_ASSERT_EQUAL(int64_t{-1}, vgpu::EarliestFit(n, Shares(80), 100, {{200, {10, 0}}}, 100));
+    // Simultaneous ends count together; a release in the past means now.
+    std::vector<vgpu::ShareRelease> same = {{400, {40, 0}}, {400, {0, 70}}};
+    CPPUNIT_ASSERT_EQUAL(int64_t{400}, vgpu::EarliestFit(n, Shares(200), 100, same, 100));
+    CPPUNIT_ASSERT_EQUAL(int64_t{100}, vgpu::EarliestFit(n, Shares(80), 100, {{50, {0, 70}}}, 100));
   }
 };
 
