@@ -2,7 +2,16 @@
 // with a message naming the file, the line and the fix.
 #include <cppunit/extensions/HelperMacros.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "job_identity.h"
 #include "job_limits.h"
+#include "job_run_dir.h"
+#include "read_file.h"
+#include "usage_region.h"
 
 using vgpu::JobLimits;
 
@@ -24,6 +33,8 @@ class JobLimitsTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(ParsesAndRoundTrips);
   CPPUNIT_TEST(RefusesMalformed);
   CPPUNIT_TEST(Paths);
+  CPPUNIT_TEST(RunDirCreateAndRemove);
+  CPPUNIT_TEST(JobIdFromCgroupPaths);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -80,6 +91,56 @@ class JobLimitsTest : public CppUnit::TestFixture {
   void Paths() {
     CPPUNIT_ASSERT_EQUAL(std::string("/run/v/job_7/limits"), vgpu::JobLimitsPath("/run/v", 7));
     CPPUNIT_ASSERT_EQUAL(std::string("/run/v/job_7/usage.2"), vgpu::UsageRegionPath("/run/v", 7, 2));
+  }
+
+  void JobIdFromCgroupPaths() {
+    using vgpu::JobIdFromCgroup;
+    CPPUNIT_ASSERT_EQUAL(42u, JobIdFromCgroup("12:pids:/\n4:devices:/slurm/uid_1000/job_42/step_0/task_0\n"));
+    CPPUNIT_ASSERT_EQUAL(7u, JobIdFromCgroup("4:freezer:/slurm_n1/uid_0/job_7/step_batch\n"));
+    CPPUNIT_ASSERT_EQUAL(9u, JobIdFromCgroup("0::/system.slice/slurmstepd.scope/job_9/step_0/user/task_0\n"));
+    CPPUNIT_ASSERT_EQUAL(5u, JobIdFromCgroup("0::/vgpu-test/job_5\n"));
+    CPPUNIT_ASSERT_EQUAL(0u, JobIdFromCgroup("0::/user.slice/user-1000.slice/session-3.scope\n"));
+    CPPUNIT_ASSERT_EQUAL(0u, JobIdFromCgroup("0::/x/job_12abc/y\n"));     // not a whole component
+    CPPUNIT_ASSERT_EQUAL(0u, JobIdFromCgroup("0::/x/myjob_12/y\n"));      // not at a component start
+    CPPUNIT_ASSERT_EQUAL(0u, JobIdFromCgroup("0::/x/job_99999999999/y\n"));  // out of range
+    CPPUNIT_ASSERT_EQUAL(0u, JobIdFromCgroup(""));
+  }
+
+  void RunDirCreateAndRemove() {
+    char base[] = "/tmp/vgpu-rundirXXXXXX";
+    CPPUNIT_ASSERT(mkdtemp(base));
+    auto limits = JobLimits::Parse(kGood, "limits");
+    CPPUNIT_ASSERT(limits.ok());
+    CPPUNIT_ASSERT_MESSAGE("", vgpu::CreateJobRunDir(base, *limits, getuid(), getgid()).ok());
+    const std::string dir = vgpu::JobRunDir(base, 1234);
+    struct stat st {};
+    CPPUNIT_ASSERT(stat(dir.c_str(), &st) == 0);
+    CPPUNIT_ASSERT_EQUAL(0755u, static_cast<unsigned>(st.st_mode & 07777));
+    CPPUNIT_ASSERT(stat(vgpu::JobLimitsPath(base, 1234).c_str(), &st) == 0);
+    CPPUNIT_ASSERT_EQUAL(0644u, static_cast<unsigned>(st.st_mode & 07777));
+    auto text = vgpu::ReadTextFile(vgpu::JobLimitsPath(base, 1234));
+    CPPUNIT_ASSERT(text.ok());
+    CPPUNIT_ASSERT_EQUAL(limits->Serialize(), *text);
+    for (uint32_t d = 0; d < 2; ++d) {
+      CPPUNIT_ASSERT(stat(vgpu::UsageRegionPath(base, 1234, d).c_str(), &st) == 0);
+      CPPUNIT_ASSERT_EQUAL(0600u, static_cast<unsigned>(st.st_mode & 07777));
+      CPPUNIT_ASSERT(vgpu::UsageRegion::Open(vgpu::UsageRegionPath(base, 1234, d)).ok());
+    }
+    // Again over a used one: fresh regions.
+    {
+      auto r = vgpu::UsageRegion::Open(vgpu::UsageRegionPath(base, 1234, 0));
+      CPPUNIT_ASSERT((*r)->Reserve(5, 10) == vgpu::UsageRegion::Reservation::kOk);
+    }
+    CPPUNIT_ASSERT(vgpu::CreateJobRunDir(base, *limits, getuid(), getgid()).ok());
+    CPPUNIT_ASSERT_EQUAL(uint64_t{0}, (*vgpu::UsageRegion::Open(vgpu::UsageRegionPath(base, 1234, 0)))->Used());
+    CPPUNIT_ASSERT(vgpu::RemoveJobRunDir(base, 1234).ok());
+    CPPUNIT_ASSERT(stat(dir.c_str(), &st) != 0);
+    CPPUNIT_ASSERT(vgpu::RemoveJobRunDir(base, 1234).ok());  // idempotent
+    // A run directory that does not exist: an error naming it, nothing left.
+    auto bad = vgpu::CreateJobRunDir(std::string(base) + "/missing", *limits, getuid(), getgid());
+    CPPUNIT_ASSERT(!bad.ok());
+    CPPUNIT_ASSERT(bad.message().find("missing") != std::string::npos);
+    rmdir(base);
   }
 };
 

@@ -1,0 +1,436 @@
+// CUDA driver API hooks: device memory is counted against the job's limit
+// on every allocation path and refused past it with the driver's own
+// CUDA_ERROR_OUT_OF_MEMORY; memory queries report the limit; and
+// cuGetProcAddress hands out these hooks, so the CUDA runtime (which finds
+// every driver function through it) cannot go around them.
+//
+// Order on every path: reserve in the job's usage region, call the driver
+// (no lock held), then keep the reservation or give it back.
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cuda_api.h"
+#include "enforcer.h"
+#include "export.h"
+#include "hooks.h"
+#include "real_symbols.h"
+
+namespace vgpu {
+namespace interposer {
+namespace {
+
+using Kind = Enforcer::Kind;
+constexpr Vendor kCuda = Vendor::kCuda;
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as NVML and the limits file
+// spell it.
+std::string UuidText(const CUuuid& u) {
+  static const char hex[] = "0123456789abcdef";
+  std::string s = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    const auto b = static_cast<unsigned char>(u.bytes[i]);
+    s += hex[b >> 4];
+    s += hex[b & 15];
+  }
+  return s;
+}
+
+// The job's account of CUDA device `dev` (null: not the job's), cached.
+DeviceAccount* AccountOf(Enforcer& e, CUdevice dev) {
+  static std::mutex lock;
+  static std::unordered_map<CUdevice, DeviceAccount*> cache;
+  {
+    std::lock_guard<std::mutex> hold(lock);
+    auto it = cache.find(dev);
+    if (it != cache.end()) return it->second;
+  }
+  auto get_uuid = reinterpret_cast<decltype(&cuDeviceGetUuid)>(RealSymbol(kCuda, "cuDeviceGetUuid_v2"));
+  if (!get_uuid) get_uuid = reinterpret_cast<decltype(&cuDeviceGetUuid)>(RealSymbol(kCuda, "cuDeviceGetUuid"));
+  CUuuid uuid{};
+  DeviceAccount* account = nullptr;
+  if (get_uuid && get_uuid(&uuid, dev) == CUDA_SUCCESS) account = e.Find(UuidText(uuid));
+  if (!account)
+    e.WarnOnce("CUDA device " + std::to_string(dev) + " is not one of job " + std::to_string(e.job_id()) +
+               "'s devices: its memory is refused");
+  std::lock_guard<std::mutex> hold(lock);
+  cache[dev] = account;
+  return account;
+}
+
+CUresult CurrentDevice(CUdevice* dev) {
+  VGPU_REAL(kCuda, cuCtxGetDevice);
+  return real ? real(dev) : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+// An allocation of `bytes` on a device, admitted or refused before the
+// driver is called. `account` is null when nothing is counted (inactive).
+struct Gate {
+  CUresult refuse = CUDA_SUCCESS;
+  DeviceAccount* account = nullptr;
+  uint64_t bytes = 0;
+};
+
+Gate Admit(CUdevice dev, uint64_t bytes) {
+  Enforcer& e = Enforcer::Get();
+  Gate g;
+  if (!e.active()) {
+    if (e.failed_closed()) {
+      e.ReportRefusal("device memory");
+      g.refuse = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    return g;
+  }
+  DeviceAccount* account = AccountOf(e, dev);
+  if (!account || !e.Reserve(account, bytes)) {
+    g.refuse = CUDA_ERROR_OUT_OF_MEMORY;
+    return g;
+  }
+  g.account = account;
+  g.bytes = bytes;
+  return g;
+}
+
+Gate AdmitOnCurrentDevice(uint64_t bytes) {
+  Enforcer& e = Enforcer::Get();
+  if (!e.active()) return Admit(0, bytes);  // pass through, or refused when failed closed
+  CUdevice dev = 0;
+  const CUresult rc = CurrentDevice(&dev);
+  if (rc != CUDA_SUCCESS) {
+    Gate g;
+    g.refuse = rc;
+    return g;
+  }
+  return Admit(dev, bytes);
+}
+
+// After the driver call: keep the reservation under `key`, or give it back.
+void Settle(const Gate& g, CUresult rc, Kind kind, uint64_t key) {
+  if (!g.account) return;
+  Enforcer& e = Enforcer::Get();
+  if (rc == CUDA_SUCCESS)
+    e.Remember(kind, key, g.account, g.bytes);
+  else
+    e.Release(g.account, g.bytes);
+}
+
+void Freed(Kind kind, uint64_t key) {
+  Enforcer& e = Enforcer::Get();
+  if (!e.active()) return;
+  DeviceAccount* account = nullptr;
+  uint64_t bytes = 0;
+  if (e.Forget(kind, key, &account, &bytes)) e.Release(account, bytes);
+}
+
+uint64_t ElementBytes(int format) {
+  switch (format) {
+    case CU_AD_FORMAT_UNSIGNED_INT8:
+    case CU_AD_FORMAT_SIGNED_INT8:
+      return 1;
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16:
+    case CU_AD_FORMAT_HALF:
+      return 2;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32:
+    case CU_AD_FORMAT_FLOAT:
+      return 4;
+    default:
+      return 16;  // formats not listed here: count generously
+  }
+}
+
+uint64_t ArrayBytes(size_t w, size_t h, size_t d, unsigned channels, int format) {
+  return static_cast<uint64_t>(w) * (h ? h : 1) * (d ? d : 1) * (channels ? channels : 1) *
+         ElementBytes(format);
+}
+
+// The memory query of the job's device: the limit as the total, what the
+// job has not used of it (and the device has free) as free.
+void ReportLimit(CUdevice dev, size_t* free_bytes, size_t* total_bytes) {
+  Enforcer& e = Enforcer::Get();
+  if (!e.active()) return;
+  DeviceAccount* account = AccountOf(e, dev);
+  const uint64_t limit = account ? account->limit.memory_bytes : 0;
+  const uint64_t used = account ? e.Used(account) : 0;
+  const uint64_t left = limit > used ? limit - used : 0;
+  if (total_bytes) *total_bytes = static_cast<size_t>(limit);
+  if (free_bytes && *free_bytes > left) *free_bytes = static_cast<size_t>(left);
+}
+
+}  // namespace
+}  // namespace interposer
+}  // namespace vgpu
+
+using namespace vgpu::interposer;
+
+VGPU_HOOK CUresult cuInit(unsigned int flags) {
+  Enforcer& e = Enforcer::Get();
+  if (e.failed_closed()) {
+    e.ReportRefusal("cuInit");
+    return CUDA_ERROR_NOT_PERMITTED;
+  }
+  VGPU_REAL(kCuda, cuInit);
+  return real ? real(flags) : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+VGPU_HOOK CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytes) {
+  VGPU_REAL(kCuda, cuMemAlloc_v2);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  Gate g = AdmitOnCurrentDevice(bytes);
+  if (g.refuse != CUDA_SUCCESS) return g.refuse;
+  CUresult rc = real(dptr, bytes);
+  Settle(g, rc, Kind::kPointer, dptr ? *dptr : 0);
+  return rc;
+}
+
+VGPU_HOOK CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned int flags) {
+  VGPU_REAL(kCuda, cuMemAllocManaged);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  // Managed memory can migrate out of the device; counted in full, as it
+  // may all be resident at once.
+  Gate g = AdmitOnCurrentDevice(bytes);
+  if (g.refuse != CUDA_SUCCESS) return g.refuse;
+  CUresult rc = real(dptr, bytes, flags);
+  Settle(g, rc, Kind::kPointer, dptr ? *dptr : 0);
+  return rc;
+}
+
+VGPU_HOOK CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height,
+                                      unsigned int element_bytes) {
+  VGPU_REAL(kCuda, cuMemAllocPitch_v2);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  // The pitch is known only afterwards: reserve rows of 512-byte multiples,
+  // then settle the difference.
+  const uint64_t guess = (static_cast<uint64_t>(width) + 511) / 512 * 512 * height;
+  Gate g = AdmitOnCurrentDevice(guess);
+  if (g.refuse != CUDA_SUCCESS) return g.refuse;
+  CUresult rc = real(dptr, pitch, width, height, element_bytes);
+  if (rc == CUDA_SUCCESS && g.account && pitch) {
+    Enforcer& e = Enforcer::Get();
+    const uint64_t actual = static_cast<uint64_t>(*pitch) * height;
+    if (actual > guess && !e.Reserve(g.account, actual - guess)) {
+      VGPU_REAL(kCuda, cuMemFree_v2);
+      if (real) real(*dptr);
+      e.Release(g.account, guess);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (actual < guess) e.Release(g.account, guess - actual);
+    g.bytes = actual;
+  }
+  Settle(g, rc, Kind::kPointer, dptr ? *dptr : 0);
+  return rc;
+}
+
+
+VGPU_HOOK CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) {
+  VGPU_REAL(kCuda, cuMemGetInfo_v2);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  CUresult rc = real(free_bytes, total_bytes);
+  CUdevice dev = 0;
+  if (rc == CUDA_SUCCESS && Enforcer::Get().active() && CurrentDevice(&dev) == CUDA_SUCCESS)
+    ReportLimit(dev, free_bytes, total_bytes);
+  return rc;
+}
+
+VGPU_HOOK CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
+  VGPU_REAL(kCuda, cuDeviceTotalMem_v2);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  CUresult rc = real(bytes, dev);
+  if (rc == CUDA_SUCCESS && Enforcer::Get().active()) ReportLimit(dev, nullptr, bytes);
+  return rc;
+}
+
+VGPU_HOOK CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes,
+                               const CUmemAllocationProp* prop, unsigned long long flags) {
+  VGPU_REAL(kCuda, cuMemCreate);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  Gate g;
+  if (prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE)
+    g = Admit(prop->location.id, bytes);
+  if (g.refuse != CUDA_SUCCESS) return g.refuse;
+  CUresult rc = real(handle, bytes, prop, flags);
+  Settle(g, rc, Kind::kHandle, handle ? *handle : 0);
+  return rc;
+}
+
+
+// Frees: the driver first; what it freed is given back to the job.
+#define VGPU_FREE(name, Type, kind, key)                      \
+  VGPU_HOOK CUresult name(Type x) {                          \
+    VGPU_REAL(kCuda, name);                                  \
+    if (!real) return CUDA_ERROR_NOT_INITIALIZED;            \
+    CUresult rc = real(x);                                   \
+    if (rc == CUDA_SUCCESS) Freed(kind, key);                \
+    return rc;                                               \
+  }
+VGPU_FREE(cuMemFree_v2, CUdeviceptr, Kind::kPointer, x)
+VGPU_FREE(cuMemRelease, CUmemGenericAllocationHandle, Kind::kHandle, x)
+VGPU_FREE(cuArrayDestroy, CUarray, Kind::kArray, reinterpret_cast<uint64_t>(x))
+
+// Stream-ordered allocations: counted when asked for, given back when the
+// free is enqueued (the driver may reuse the memory only after that).
+#define VGPU_ALLOC_ASYNC(name)                                                   \
+  VGPU_HOOK CUresult name(CUdeviceptr* dptr, size_t bytes, CUstream stream) {    \
+    VGPU_REAL(kCuda, name);                                                      \
+    if (!real) return CUDA_ERROR_NOT_INITIALIZED;                                \
+    Gate g = AdmitOnCurrentDevice(bytes);                                        \
+    if (g.refuse != CUDA_SUCCESS) return g.refuse;                               \
+    CUresult rc = real(dptr, bytes, stream);                                     \
+    Settle(g, rc, Kind::kPointer, dptr ? *dptr : 0);                             \
+    return rc;                                                                   \
+  }
+VGPU_ALLOC_ASYNC(cuMemAllocAsync)
+VGPU_ALLOC_ASYNC(cuMemAllocAsync_ptsz)
+
+#define VGPU_ALLOC_FROM_POOL(name)                                                             \
+  VGPU_HOOK CUresult name(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream stream) { \
+    VGPU_REAL(kCuda, name);                                                                    \
+    if (!real) return CUDA_ERROR_NOT_INITIALIZED;                                              \
+    Gate g = AdmitOnCurrentDevice(bytes);                                                      \
+    if (g.refuse != CUDA_SUCCESS) return g.refuse;                                             \
+    CUresult rc = real(dptr, bytes, pool, stream);                                             \
+    Settle(g, rc, Kind::kPointer, dptr ? *dptr : 0);                                           \
+    return rc;                                                                                 \
+  }
+VGPU_ALLOC_FROM_POOL(cuMemAllocFromPoolAsync)
+VGPU_ALLOC_FROM_POOL(cuMemAllocFromPoolAsync_ptsz)
+
+#define VGPU_FREE_ASYNC(name)                                        \
+  VGPU_HOOK CUresult name(CUdeviceptr dptr, CUstream stream) {       \
+    VGPU_REAL(kCuda, name);                                          \
+    if (!real) return CUDA_ERROR_NOT_INITIALIZED;                    \
+    CUresult rc = real(dptr, stream);                                \
+    if (rc == CUDA_SUCCESS) Freed(Kind::kPointer, dptr);             \
+    return rc;                                                       \
+  }
+VGPU_FREE_ASYNC(cuMemFreeAsync)
+VGPU_FREE_ASYNC(cuMemFreeAsync_ptsz)
+
+VGPU_HOOK CUresult cuArrayCreate_v2(CUarray* array, const CUDA_ARRAY_DESCRIPTOR* desc) {
+  VGPU_REAL(kCuda, cuArrayCreate_v2);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  Gate g;
+  if (desc) g = AdmitOnCurrentDevice(ArrayBytes(desc->Width, desc->Height, 1, desc->NumChannels, desc->Format));
+  if (g.refuse != CUDA_SUCCESS) return g.refuse;
+  CUresult rc = real(array, desc);
+  Settle(g, rc, Kind::kArray, array ? reinterpret_cast<uint64_t>(*array) : 0);
+  return rc;
+}
+
+VGPU_HOOK CUresult cuArray3DCreate_v2(CUarray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc) {
+  VGPU_REAL(kCuda, cuArray3DCreate_v2);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  Gate g;
+  if (desc)
+    g = AdmitOnCurrentDevice(ArrayBytes(desc->Width, desc->Height, desc->Depth, desc->NumChannels, desc->Format));
+  if (g.refuse != CUDA_SUCCESS) return g.refuse;
+  CUresult rc = real(array, desc);
+  Settle(g, rc, Kind::kArray, array ? reinterpret_cast<uint64_t>(*array) : 0);
+  return rc;
+}
+
+
+// ---- cuGetProcAddress -------------------------------------------------------
+
+namespace vgpu {
+namespace interposer {
+namespace {
+
+// Base names whose entry points must be ours in a job: handing out one we
+// do not know (a future _v3) would let memory go uncounted.
+const char* const kGuarded[] = {
+    "cuMemAlloc",      "cuMemAllocPitch", "cuMemAllocManaged",       "cuMemFree",
+    "cuMemGetInfo",    "cuMemCreate",     "cuMemRelease",            "cuMemAllocAsync",
+    "cuMemFreeAsync",  "cuArrayCreate",   "cuMemAllocFromPoolAsync", "cuArray3DCreate",
+    "cuArrayDestroy",  "cuDeviceTotalMem", "cuGetProcAddress",       "cuInit"};
+
+bool Guarded(const char* symbol) {
+  for (const char* g : kGuarded)
+    if (std::string(g) == symbol) return true;
+  return false;
+}
+
+// Our hook for the vendor entry point `real`, by address; null if none.
+// (The driver's addresses are looked up once: cuGetProcAddress is called
+// hundreds of times while the CUDA runtime starts.)
+void* HookForAddress(void* real) {
+  static const std::vector<void*> addresses = [] {
+    std::vector<void*> a(kCudaHookCount);
+    for (size_t i = 0; i < kCudaHookCount; ++i) a[i] = RealSymbol(kCuda, kCudaHooks[i].name);
+    return a;
+  }();
+  for (size_t i = 0; i < kCudaHookCount; ++i)
+    if (addresses[i] == real) return kCudaHooks[i].function;
+  return nullptr;
+}
+
+// Replaces *pfn, which the driver gave for `symbol`, with our hook.
+CUresult Substitute(const char* symbol, void** pfn, int version, CUdriverProcAddressQueryResult* status) {
+  if (void* ours = HookForAddress(*pfn)) {
+    *pfn = ours;
+    return CUDA_SUCCESS;
+  }
+  Enforcer& e = Enforcer::Get();
+  if (!Guarded(symbol) || !e.active()) return CUDA_SUCCESS;
+  e.WarnOnce("cuGetProcAddress(\"" + std::string(symbol) + "\", " + std::to_string(version) +
+             ") gave an entry point libvgpu does not know; refused so that memory limits hold "
+             "(this CUDA is newer than this slurm-vgpu: update slurm-vgpu)");
+  *pfn = nullptr;
+  if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+}  // namespace
+}  // namespace interposer
+}  // namespace vgpu
+
+VGPU_HOOK CUresult cuGetProcAddress(const char* symbol, void** pfn, int version, cuuint64_t flags) {
+  VGPU_REAL(kCuda, cuGetProcAddress);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  CUresult rc = real(symbol, pfn, version, flags);
+  if (rc != CUDA_SUCCESS || !pfn || !*pfn) return rc;
+  return Substitute(symbol, pfn, version, nullptr);
+}
+
+VGPU_HOOK CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
+                                       CUdriverProcAddressQueryResult* status) {
+  VGPU_REAL(kCuda, cuGetProcAddress_v2);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  CUresult rc = real(symbol, pfn, version, flags, status);
+  if (rc != CUDA_SUCCESS || !pfn || !*pfn) return rc;
+  return Substitute(symbol, pfn, version, status);
+}
+
+namespace vgpu {
+namespace interposer {
+
+#define VGPU_HOOK_ENTRY(name) {#name, reinterpret_cast<void*>(&::name)}
+const Hook kCudaHooks[] = {
+    VGPU_HOOK_ENTRY(cuInit),
+    VGPU_HOOK_ENTRY(cuMemAlloc_v2),
+    VGPU_HOOK_ENTRY(cuMemAllocManaged),
+    VGPU_HOOK_ENTRY(cuMemAllocPitch_v2),
+    VGPU_HOOK_ENTRY(cuMemFree_v2),
+    VGPU_HOOK_ENTRY(cuMemGetInfo_v2),
+    VGPU_HOOK_ENTRY(cuDeviceTotalMem_v2),
+    VGPU_HOOK_ENTRY(cuMemCreate),
+    VGPU_HOOK_ENTRY(cuMemRelease),
+    VGPU_HOOK_ENTRY(cuMemAllocAsync),
+    VGPU_HOOK_ENTRY(cuMemAllocAsync_ptsz),
+    VGPU_HOOK_ENTRY(cuMemAllocFromPoolAsync),
+    VGPU_HOOK_ENTRY(cuMemAllocFromPoolAsync_ptsz),
+    VGPU_HOOK_ENTRY(cuMemFreeAsync),
+    VGPU_HOOK_ENTRY(cuMemFreeAsync_ptsz),
+    VGPU_HOOK_ENTRY(cuArrayCreate_v2),
+    VGPU_HOOK_ENTRY(cuArray3DCreate_v2),
+    VGPU_HOOK_ENTRY(cuArrayDestroy),
+    VGPU_HOOK_ENTRY(cuGetProcAddress),
+    VGPU_HOOK_ENTRY(cuGetProcAddress_v2),
+};
+const size_t kCudaHookCount = sizeof(kCudaHooks) / sizeof(kCudaHooks[0]);
+
+}  // namespace interposer
+}  // namespace vgpu

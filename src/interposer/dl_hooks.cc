@@ -1,0 +1,42 @@
+// dlsym: programs that dlopen a vendor library and look up its entry
+// points (the CUDA runtime looks up cuGetProcAddress this way) get our
+// hooks. Everything else goes to glibc's dlsym as a tail call, so that
+// glibc still sees the original caller (RTLD_NEXT is relative to it).
+#include <dlfcn.h>
+
+#include <cstring>
+
+#include "hooks.h"
+#include "export.h"
+
+namespace vgpu {
+namespace interposer {
+
+void* HookByName(const char* name) {
+  for (size_t i = 0; i < kCudaHookCount; ++i)
+    if (std::strcmp(kCudaHooks[i].name, name) == 0) return kCudaHooks[i].function;
+  for (size_t i = 0; i < kNvmlHookCount; ++i)
+    if (std::strcmp(kNvmlHooks[i].name, name) == 0) return kNvmlHooks[i].function;
+  return nullptr;
+}
+
+namespace {
+
+// Out of line, so that the exported dlsym stays a plain tail call.
+__attribute__((noinline)) void* VendorLookup(void* handle, const char* name) {
+  void* real = RealDlsym()(handle, name);
+  if (!real) return nullptr;
+  void* ours = HookByName(name);
+  return ours ? ours : real;
+}
+
+}  // namespace
+}  // namespace interposer
+}  // namespace vgpu
+
+VGPU_HOOK void* dlsym(void* handle, const char* name) {
+  using namespace vgpu::interposer;
+  if (handle != RTLD_NEXT && handle != RTLD_DEFAULT && MaybeVendorSymbol(name))
+    return VendorLookup(handle, name);
+  return RealDlsym()(handle, name);
+}

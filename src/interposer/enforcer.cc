@@ -1,0 +1,184 @@
+#include "enforcer.h"
+
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "job_identity.h"
+#include "read_file.h"
+#include "text.h"
+
+#ifndef VGPU_RUN_DIR
+#define VGPU_RUN_DIR "/run/slurm-vgpu"
+#endif
+
+namespace vgpu {
+namespace interposer {
+namespace {
+
+void Say(const std::string& text) {
+  std::string line = "libvgpu: " + text + "\n";
+  ssize_t ignored = write(STDERR_FILENO, line.data(), line.size());
+  (void)ignored;
+}
+
+// Only root can have written `path`: owned by root, writable by nobody
+// else, and of the expected kind.
+bool RootOnly(const std::string& path, bool directory, std::string* why) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) {
+    *why = path + ": " + std::strerror(errno);
+    return false;
+  }
+  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+    *why = path + " is not a " + (directory ? "directory" : "regular file");
+    return false;
+  }
+  if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+    *why = path + " may be written by others than root (owner uid " + std::to_string(st.st_uid) +
+           ", mode " + std::to_string(st.st_mode & 07777) + ")";
+    return false;
+  }
+  return true;
+}
+
+Enforcer* g_enforcer = nullptr;
+
+}  // namespace
+
+std::string Enforcer::RunDir() {
+  const char* env = getenv("VGPU_RUN_DIR");
+  std::string why;
+  if (env && *env && RootOnly(env, true, &why)) return env;
+  return VGPU_RUN_DIR;
+}
+
+Enforcer& Enforcer::Get() {
+  static Enforcer* const instance = [] {
+    auto* e = new Enforcer();
+    g_enforcer = e;
+    pthread_atfork(nullptr, nullptr, [] {
+      if (g_enforcer) g_enforcer->AfterForkInChild();
+    });
+    return e;
+  }();
+  return *instance;
+}
+
+Enforcer::Enforcer() {
+  job_id_ = ::vgpu::CurrentJobId();
+  if (job_id_ == 0) return;  // not in a Slurm job
+  const std::string run_dir = RunDir();
+  const std::string limits_path = JobLimitsPath(run_dir, job_id_);
+  struct stat st {};
+  if (lstat(limits_path.c_str(), &st) != 0 && errno == ENOENT) {
+    const char* shares = getenv("VGPU_SHARES");
+    if (shares && *shares)
+      FailClosed("job " + std::to_string(job_id_) + " holds vgpu shares (VGPU_SHARES=" + shares +
+                 ") but has no limits file " + limits_path +
+                 "; vgpu-prolog did not run on this node (ask the administrator)");
+    return;  // a job without vgpu
+  }
+  std::string why;
+  if (!RootOnly(JobRunDir(run_dir, job_id_), true, &why) || !RootOnly(limits_path, false, &why)) {
+    FailClosed("limits of job " + std::to_string(job_id_) + " not trusted: " + why);
+    return;
+  }
+  auto text = ReadTextFile(limits_path);
+  if (!text.ok()) {
+    FailClosed(text.message());
+    return;
+  }
+  auto limits = JobLimits::Parse(*text, limits_path);
+  if (!limits.ok()) {
+    FailClosed(limits.message());
+    return;
+  }
+  if (limits->job_id != job_id_) {
+    FailClosed(limits_path + " is for job " + std::to_string(limits->job_id) + ", not job " +
+               std::to_string(job_id_));
+    return;
+  }
+  for (const auto& d : limits->devices) {
+    auto region = UsageRegion::Open(UsageRegionPath(run_dir, job_id_, d.index));
+    if (!region.ok()) {
+      FailClosed(region.message());
+      return;
+    }
+    auto account = std::make_unique<DeviceAccount>();
+    account->limit = d;
+    account->region = std::move(region).value();
+    devices_.push_back(std::move(account));
+  }
+  mode_ = Mode::kActive;
+}
+
+void Enforcer::FailClosed(const std::string& why) {
+  mode_ = Mode::kFailClosed;
+  failure_ = why;
+  devices_.clear();
+}
+
+void Enforcer::ReportRefusal(const char* what) {
+  std::lock_guard<std::mutex> hold(messages_lock_);
+  if (refusal_said_) return;
+  refusal_said_ = true;
+  Say(std::string(what) + " refused (fail closed): " + failure_);
+}
+
+void Enforcer::WarnOnce(const std::string& message) {
+  std::lock_guard<std::mutex> hold(messages_lock_);
+  for (const auto& s : said_)
+    if (s == message) return;
+  said_.push_back(message);
+  Say(message);
+}
+
+DeviceAccount* Enforcer::Find(const std::string& uuid) {
+  const std::string key = Lower(uuid);
+  for (auto& d : devices_)
+    if (!d->limit.uuid.empty() && Lower(d->limit.uuid) == key) return d.get();
+  if (devices_.size() == 1 && devices_[0]->limit.uuid.empty()) return devices_[0].get();
+  return nullptr;
+}
+
+bool Enforcer::Reserve(DeviceAccount* device, uint64_t bytes) {
+  return device->region->Reserve(bytes, device->limit.memory_bytes) == UsageRegion::Reservation::kOk;
+}
+
+void Enforcer::Release(DeviceAccount* device, uint64_t bytes) { device->region->Release(bytes); }
+
+uint64_t Enforcer::Used(const DeviceAccount* device) const { return device->region->Used(); }
+
+void Enforcer::Remember(Kind kind, uint64_t key, DeviceAccount* device, uint64_t bytes) {
+  std::lock_guard<std::mutex> hold(allocations_lock_);
+  allocations_[static_cast<int>(kind)][key] = Allocation{device, bytes};
+}
+
+bool Enforcer::Forget(Kind kind, uint64_t key, DeviceAccount** device, uint64_t* bytes) {
+  std::lock_guard<std::mutex> hold(allocations_lock_);
+  auto& table = allocations_[static_cast<int>(kind)];
+  auto it = table.find(key);
+  if (it == table.end()) return false;
+  *device = it->second.device;
+  *bytes = it->second.bytes;
+  table.erase(it);
+  return true;
+}
+
+void Enforcer::AfterForkInChild() {
+  // Device memory is not inherited: the child starts with nothing and its
+  // own slot in each region. (Locks may be held by threads that do not
+  // exist here: make them anew.)
+  new (&allocations_lock_) std::mutex();
+  new (&messages_lock_) std::mutex();
+  for (auto& t : allocations_) t.clear();
+  for (auto& d : devices_) d->region->ForgetSlotAfterFork();
+}
+
+}  // namespace interposer
+}  // namespace vgpu

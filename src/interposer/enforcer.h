@@ -1,0 +1,101 @@
+// The process's view of its job's limits: decided once, at the first hooked
+// call (nothing runs at library load), and then read on every hooked call.
+//
+//  * Not in a Slurm job, or in a job without vgpu: inactive; every hook
+//    passes straight through.
+//  * In a vgpu job with a valid limits file: active; allocations are
+//    counted in the job's usage region of the device and refused past the
+//    device's memory limit, memory queries report the limit.
+//  * In a vgpu job whose limits file is missing, corrupt or not root-owned:
+//    fail closed; device memory and driver initialisation are refused and
+//    the reason is printed on stderr once.
+//
+// What decides: the job id from the process's cgroup and the root-owned
+// limits file of that job. Environment variables never raise a limit: the
+// only ones read are VGPU_SHARES (set by the GRES plugin: its presence
+// without a limits file means fail closed) and VGPU_RUN_DIR (another run
+// directory, taken only if root owns it and only root can write it; tests).
+#ifndef VGPU_INTERPOSER_ENFORCER_H_
+#define VGPU_INTERPOSER_ENFORCER_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "job_limits.h"
+#include "usage_region.h"
+
+namespace vgpu {
+namespace interposer {
+
+struct DeviceAccount {
+  DeviceLimit limit;
+  std::unique_ptr<UsageRegion> region;
+};
+
+class Enforcer {
+ public:
+  enum class Mode { kInactive, kActive, kFailClosed };
+  enum class Kind { kPointer, kHandle, kArray };  // what an allocation key is
+
+  // The process's enforcer, made on first use (thread-safe), never freed:
+  // hooks may run during exit, after static destructors.
+  static Enforcer& Get();
+
+  Mode mode() const { return mode_; }
+  bool active() const { return mode_ == Mode::kActive; }
+  bool failed_closed() const { return mode_ == Mode::kFailClosed; }
+  uint32_t job_id() const { return job_id_; }
+
+  // Prints, once per process, why `what` is refused ("libvgpu: ...").
+  void ReportRefusal(const char* what);
+  // Prints `message` on stderr once per distinct message.
+  void WarnOnce(const std::string& message);
+
+  // The job's device with vendor id `uuid` (case-insensitive); when the
+  // job has exactly one device and its uuid is unknown, that device. Null:
+  // not one of the job's devices.
+  DeviceAccount* Find(const std::string& uuid);
+
+  // Takes `bytes` of the device's limit for this process; false if the
+  // job's total would pass it.
+  bool Reserve(DeviceAccount* device, uint64_t bytes);
+  void Release(DeviceAccount* device, uint64_t bytes);
+  uint64_t Used(const DeviceAccount* device) const;
+
+  // This process's allocations, to give back what a free call frees.
+  void Remember(Kind kind, uint64_t key, DeviceAccount* device, uint64_t bytes);
+  bool Forget(Kind kind, uint64_t key, DeviceAccount** device, uint64_t* bytes);
+
+  // The run directory in use (default or a trusted VGPU_RUN_DIR).
+  static std::string RunDir();
+
+ private:
+  Enforcer();
+  void FailClosed(const std::string& why);
+  void AfterForkInChild();
+
+  Mode mode_ = Mode::kInactive;
+  uint32_t job_id_ = 0;
+  std::string failure_;
+  std::vector<std::unique_ptr<DeviceAccount>> devices_;
+
+  struct Allocation {
+    DeviceAccount* device;
+    uint64_t bytes;
+  };
+  std::mutex allocations_lock_;
+  std::unordered_map<uint64_t, Allocation> allocations_[3];
+
+  std::mutex messages_lock_;
+  std::vector<std::string> said_;
+  bool refusal_said_ = false;
+};
+
+}  // namespace interposer
+}  // namespace vgpu
+
+#endif  // VGPU_INTERPOSER_ENFORCER_H_

@@ -1,0 +1,37 @@
+// The hook registry: every function libvgpu.so puts in front of a vendor
+// library, by the name the vendor library exports it under. dlsym and
+// cuGetProcAddress hand these out instead of the vendor's own.
+#ifndef VGPU_INTERPOSER_HOOKS_H_
+#define VGPU_INTERPOSER_HOOKS_H_
+
+#include <cstddef>
+
+#include "real_symbols.h"
+
+namespace vgpu {
+namespace interposer {
+
+struct Hook {
+  const char* name;  // exported name, e.g. "cuMemAlloc_v2"
+  void* function;    // our hook
+};
+
+// Each vendor's hooks (cuda_hooks.cc, nvml_hooks.cc).
+extern const Hook kCudaHooks[];
+extern const size_t kCudaHookCount;
+extern const Hook kNvmlHooks[];
+extern const size_t kNvmlHookCount;
+
+// Our hook for exported name `name`, or null.
+void* HookByName(const char* name);
+
+// Whether `name` could be a hooked vendor symbol (cheap prefix test).
+inline bool MaybeVendorSymbol(const char* name) {
+  return name && ((name[0] == 'c' && name[1] == 'u') ||
+                  (name[0] == 'n' && name[1] == 'v' && name[2] == 'm' && name[3] == 'l'));
+}
+
+}  // namespace interposer
+}  // namespace vgpu
+
+#endif  // VGPU_INTERPOSER_HOOKS_H_

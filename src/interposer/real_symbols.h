@@ -1,0 +1,30 @@
+// The real entry points behind the hooks: glibc's dlsym, and each vendor
+// library's own functions, looked up in that library's handle (never in
+// the global scope, where the hooks themselves would be found).
+#ifndef VGPU_INTERPOSER_REAL_SYMBOLS_H_
+#define VGPU_INTERPOSER_REAL_SYMBOLS_H_
+
+namespace vgpu {
+namespace interposer {
+
+enum class Vendor { kCuda, kNvml };
+
+using DlsymFn = void* (*)(void*, const char*);
+
+// glibc's dlsym (the one after this library).
+DlsymFn RealDlsym();
+
+// `name` in the vendor's library (libcuda.so.1, libnvidia-ml.so.1), or
+// null if the library is not loaded in this process and cannot be, or has
+// no such symbol.
+void* RealSymbol(Vendor vendor, const char* name);
+
+}  // namespace interposer
+}  // namespace vgpu
+
+// Declares `real` as the vendor's `name`, of the type of our hook `name`,
+// looked up once.
+#define VGPU_REAL(vendor, name) \
+  static const auto real = reinterpret_cast<decltype(&name)>(::vgpu::interposer::RealSymbol(vendor, #name))
+
+#endif  // VGPU_INTERPOSER_REAL_SYMBOLS_H_

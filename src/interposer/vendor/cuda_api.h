@@ -1,0 +1,180 @@
+/* The part of the CUDA driver API (cuda.h) that slurm-vgpu's interposer
+ * hooks and its stub driver implements, declared here from NVIDIA's public
+ * API reference: no CUDA header is installable from Debian's archive, and
+ * the interposer must build without one. Types and values are those of the
+ * driver ABI (CUDA 11.3 to 13); only what is used is declared.
+ * Plain C, so the C stub and test programs share it with the C++ library. */
+#ifndef VGPU_INTERPOSER_VENDOR_CUDA_API_H_
+#define VGPU_INTERPOSER_VENDOR_CUDA_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int CUresult;
+enum {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_INVALID_VALUE = 1,
+  CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_NOT_INITIALIZED = 3,
+  CUDA_ERROR_NO_DEVICE = 100,
+  CUDA_ERROR_INVALID_DEVICE = 101,
+  CUDA_ERROR_INVALID_CONTEXT = 201,
+  CUDA_ERROR_INVALID_HANDLE = 400,
+  CUDA_ERROR_NOT_FOUND = 500,
+  CUDA_ERROR_NOT_PERMITTED = 800,
+  CUDA_ERROR_NOT_SUPPORTED = 801
+};
+
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef uint64_t cuuint64_t;
+typedef unsigned long long CUmemGenericAllocationHandle;
+typedef struct CUctx_st* CUcontext;
+typedef struct CUmod_st* CUmodule;
+typedef struct CUfunc_st* CUfunction;
+typedef struct CUstream_st* CUstream;
+typedef struct CUarray_st* CUarray;
+typedef struct CUmemPoolHandle_st* CUmemoryPool;
+typedef struct CUgraphExec_st* CUgraphExec;
+
+typedef struct CUuuid_st {
+  char bytes[16];
+} CUuuid;
+
+/* cuMemCreate: location.type 1 = CU_MEM_LOCATION_TYPE_DEVICE, id = ordinal. */
+enum { CU_MEM_LOCATION_TYPE_DEVICE = 1, CU_MEM_ALLOCATION_TYPE_PINNED = 1 };
+typedef struct CUmemLocation_st {
+  int type;
+  int id;
+} CUmemLocation;
+typedef struct CUmemAllocationProp_st {
+  int type;
+  int requestedHandleTypes;
+  CUmemLocation location;
+  void* win32HandleMetaData;
+  struct {
+    unsigned char compressionType;
+    unsigned char gpuDirectRDMACapable;
+    unsigned short usage;
+    unsigned char reserved[4];
+  } allocFlags;
+} CUmemAllocationProp;
+
+/* Array formats (CUarray_format) and descriptors. */
+enum {
+  CU_AD_FORMAT_UNSIGNED_INT8 = 0x01,
+  CU_AD_FORMAT_UNSIGNED_INT16 = 0x02,
+  CU_AD_FORMAT_UNSIGNED_INT32 = 0x03,
+  CU_AD_FORMAT_SIGNED_INT8 = 0x08,
+  CU_AD_FORMAT_SIGNED_INT16 = 0x09,
+  CU_AD_FORMAT_SIGNED_INT32 = 0x0a,
+  CU_AD_FORMAT_HALF = 0x10,
+  CU_AD_FORMAT_FLOAT = 0x20
+};
+typedef struct CUDA_ARRAY_DESCRIPTOR_st {
+  size_t Width;
+  size_t Height;
+  int Format;
+  unsigned int NumChannels;
+} CUDA_ARRAY_DESCRIPTOR;
+typedef struct CUDA_ARRAY3D_DESCRIPTOR_st {
+  size_t Width;
+  size_t Height;
+  size_t Depth;
+  int Format;
+  unsigned int NumChannels;
+  unsigned int Flags;
+} CUDA_ARRAY3D_DESCRIPTOR;
+
+/* cuLaunchKernelEx */
+typedef struct CUlaunchAttribute_st CUlaunchAttribute;
+typedef struct CUlaunchConfig_st {
+  unsigned int gridDimX, gridDimY, gridDimZ;
+  unsigned int blockDimX, blockDimY, blockDimZ;
+  unsigned int sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute* attrs;
+  unsigned int numAttrs;
+} CUlaunchConfig;
+
+/* cuGetProcAddress */
+enum {
+  CU_GET_PROC_ADDRESS_DEFAULT = 0,
+  CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1,
+  CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 2
+};
+typedef enum CUdriverProcAddressQueryResult_enum {
+  CU_GET_PROC_ADDRESS_SUCCESS = 0,
+  CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+  CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
+} CUdriverProcAddressQueryResult;
+
+/* Entry points, by the names libcuda.so.1 exports. */
+CUresult cuInit(unsigned int flags);
+CUresult cuDriverGetVersion(int* version);
+CUresult cuDeviceGetCount(int* count);
+CUresult cuDeviceGet(CUdevice* device, int ordinal);
+CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice device);
+CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice device);
+CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice device);
+CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice device);
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device);
+CUresult cuCtxCreate_v2(CUcontext* ctx, unsigned int flags, CUdevice device);
+CUresult cuCtxDestroy_v2(CUcontext ctx);
+CUresult cuCtxSetCurrent(CUcontext ctx);
+CUresult cuCtxGetCurrent(CUcontext* ctx);
+CUresult cuCtxGetDevice(CUdevice* device);
+CUresult cuCtxSynchronize(void);
+CUresult cuStreamSynchronize(CUstream stream);
+CUresult cuModuleLoadData(CUmodule* module, const void* image);
+CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, const char* name);
+
+CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes);
+CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytes);
+CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width_bytes, size_t height,
+                            unsigned int element_bytes);
+CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned int flags);
+CUresult cuMemFree_v2(CUdeviceptr dptr);
+CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes, const CUmemAllocationProp* prop,
+                     unsigned long long flags);
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle);
+CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream stream);
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUstream stream);
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream stream);
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream stream);
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream);
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream);
+CUresult cuArrayCreate_v2(CUarray* array, const CUDA_ARRAY_DESCRIPTOR* desc);
+CUresult cuArray3DCreate_v2(CUarray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc);
+CUresult cuArrayDestroy(CUarray array);
+
+CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                        unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream,
+                        void** params, void** extra);
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                             unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared_bytes,
+                             CUstream stream, void** params, void** extra);
+CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra);
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** params, void** extra);
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                   unsigned int bx, unsigned int by, unsigned int bz,
+                                   unsigned int shared_bytes, CUstream stream, void** params);
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                        unsigned int bx, unsigned int by, unsigned int bz,
+                                        unsigned int shared_bytes, CUstream stream, void** params);
+CUresult cuGraphLaunch(CUgraphExec graph, CUstream stream);
+CUresult cuGraphLaunch_ptsz(CUgraphExec graph, CUstream stream);
+
+CUresult cuGetProcAddress(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags);
+CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult* status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_INTERPOSER_VENDOR_CUDA_API_H_ */
