@@ -20,6 +20,8 @@
  *   rtld_next               dlsym(RTLD_NEXT) still relative to the
  *                           caller                                  -> "rtld_next ok|wrong"
  *   setenv NAME VALUE | unsetenv NAME                               -> (nothing)
+ *   getenv NAME                                                     -> "getenv VALUE"
+ *   system CMD              system(3), as a shell would start jobs  -> CMD's output
  *   fork CMD...             runs the remaining commands in a child,
  *                           waits for it, then stops                -> child's lines
  *   exec CMD...             execs itself with the remaining commands
@@ -172,6 +174,13 @@ int main(int argc, char** argv) {
       printf("rtld_next %s\n", dlsym(RTLD_NEXT, "dlsym") == dlsym(RTLD_DEFAULT, "dlsym") ? "ok" : "wrong");
     } else if (!strcmp(c, "setenv")) {
       setenv(a1, a2, 1), i += 2;
+    } else if (!strcmp(c, "getenv")) {
+      const char* v = getenv(a1);
+      printf("getenv %s\n", v ? v : ""), ++i;
+    } else if (!strcmp(c, "system")) {
+      fflush(stdout);
+      if (system(a1) == -1) printf("system failed\n");
+      ++i;
     } else if (!strcmp(c, "unsetenv")) {
       unsetenv(a1), ++i;
     } else if (!strcmp(c, "fork")) {
