@@ -37,6 +37,9 @@ struct UsageRegionLayout {
   uint32_t slot_count;
   pthread_mutex_t lock;
   std::atomic<uint64_t> peak_bytes;
+  // 1 + the highest slot index ever claimed: sums stop there, so that a
+  // reservation costs the job's processes, not the region's size.
+  std::atomic<uint32_t> slot_limit;
 
   UsageSlot* slots();
 };
@@ -178,14 +181,17 @@ bool UsageRegion::Lock() {
 void UsageRegion::Unlock() { pthread_mutex_unlock(&map_->lock); }
 
 UsageSlot* UsageRegion::Slot() {
+  // A forked child forgets the slot (ForgetSlotAfterFork): no getpid()
+  // system call on every reservation.
+  if (slot_) return slot_;
   const pid_t me = getpid();
-  if (slot_ && slot_pid_ == me) return slot_;
   if (!Lock()) return nullptr;
   UsageSlot* mine = nullptr;
   UsageSlot* free_slot = nullptr;
   for (uint32_t i = 0; i < map_->slot_count; ++i) {
     UsageSlot& s = map_->slots()[i];
     const int32_t pid = s.pid.load();
+    if (i >= map_->slot_limit.load() && free_slot) break;
     if (pid == me && s.incarnation.load() != incarnation_) {
       mine = &s;  // our pid before an exec: its device memory is gone
       break;
@@ -199,6 +205,8 @@ UsageSlot* UsageRegion::Slot() {
   }
   UsageSlot* s = mine ? mine : free_slot;
   if (s) {
+    const uint32_t index = static_cast<uint32_t>(s - map_->slots());
+    if (index + 1 > map_->slot_limit.load()) map_->slot_limit.store(index + 1);
     s->used_bytes.store(0);
     s->busy_ns.store(0);
     s->start_ticks.store(StartTicks(me));
@@ -213,7 +221,7 @@ UsageSlot* UsageRegion::Slot() {
 
 uint64_t UsageRegion::SumLocked() const {
   uint64_t sum = 0;
-  for (uint32_t i = 0; i < map_->slot_count; ++i)
+  for (uint32_t i = 0, n = Limit(); i < n; ++i)
     if (map_->slots()[i].pid.load() != 0) sum += map_->slots()[i].used_bytes.load();
   return sum;
 }
@@ -225,7 +233,7 @@ UsageRegion::Reservation UsageRegion::Reserve(uint64_t bytes, uint64_t limit) {
   uint64_t sum = SumLocked();
   if (bytes > limit || sum > limit - bytes) {
     // Maybe a process died holding memory: reap, then look again.
-    for (uint32_t i = 0; i < map_->slot_count; ++i) {
+    for (uint32_t i = 0, n = Limit(); i < n; ++i) {
       UsageSlot& o = map_->slots()[i];
       if (&o != s && o.pid.load() != 0 && !Alive(o)) o.pid.store(0);
     }
@@ -253,7 +261,7 @@ void UsageRegion::Release(uint64_t bytes) {
 
 uint64_t UsageRegion::Used() const {
   uint64_t sum = 0;
-  for (uint32_t i = 0; i < map_->slot_count; ++i)
+  for (uint32_t i = 0, n = Limit(); i < n; ++i)
     if (map_->slots()[i].pid.load() != 0) sum += map_->slots()[i].used_bytes.load();
   return sum;
 }
@@ -267,7 +275,7 @@ uint64_t UsageRegion::Peak() const { return map_->peak_bytes.load(); }
 size_t UsageRegion::ReapDead() {
   if (!Lock()) return 0;
   size_t n = 0;
-  for (uint32_t i = 0; i < map_->slot_count; ++i) {
+  for (uint32_t i = 0, limit = Limit(); i < limit; ++i) {
     UsageSlot& o = map_->slots()[i];
     if (o.pid.load() != 0 && !Alive(o)) {
       o.pid.store(0);
@@ -280,8 +288,13 @@ size_t UsageRegion::ReapDead() {
 
 size_t UsageRegion::Processes() const {
   size_t n = 0;
-  for (uint32_t i = 0; i < map_->slot_count; ++i) n += map_->slots()[i].pid.load() != 0;
+  for (uint32_t i = 0, limit = Limit(); i < limit; ++i) n += map_->slots()[i].pid.load() != 0;
   return n;
+}
+
+uint32_t UsageRegion::Limit() const {
+  const uint32_t limit = map_->slot_limit.load();
+  return limit < map_->slot_count ? limit : map_->slot_count;
 }
 
 void UsageRegion::ForgetSlotAfterFork() {

@@ -66,7 +66,8 @@ class UsageRegion {
   // Slots in use (live or not yet reaped).
   size_t Processes() const;
 
-  // Call in a forked child (pthread_atfork): forget the parent's slot.
+  // Must be called in a forked child (pthread_atfork) before it uses the
+  // region: forgets the parent's slot, so the child claims its own.
   void ForgetSlotAfterFork();
 
  private:
@@ -75,6 +76,7 @@ class UsageRegion {
   bool Lock();
   void Unlock();
   uint64_t SumLocked() const;
+  uint32_t Limit() const;  // slots to look at
 
   std::string path_;
   UsageRegionLayout* map_;

@@ -1,0 +1,74 @@
+/* call_bench: what libvgpu.so costs a CUDA program, for bench/interposer.
+ *
+ *   call_bench calls N     N x (cuMemAlloc_v2 4 KiB + cuMemFree_v2) and N x
+ *                          cuMemGetInfo_v2 after a warm-up; prints
+ *                          "alloc_free_ns X" and "mem_get_info_ns Y" per call
+ *   call_bench first       the first cuMemAlloc_v2 of the process (where
+ *                          libvgpu.so reads the job's limits, maps the
+ *                          region and takes a slot) and the second one;
+ *                          prints "first_alloc_us X second_alloc_us Y
+ *                          first_alloc_cpu_us Z" (Z: CPU time of the
+ *                          first call, which other processes cannot inflate)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda_api.h"
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static double cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int setup(void) {
+  CUdevice dev;
+  CUcontext ctx;
+  if (cuInit(0) || cuDeviceGet(&dev, 0) || cuCtxCreate_v2(&ctx, 0, dev)) {
+    fprintf(stderr, "call_bench: CUDA init failed\n");
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2 || setup()) return 2;
+  CUdeviceptr p;
+  if (!strcmp(argv[1], "first")) {
+    double c0 = cpu_ns();
+    double t0 = now_ns();
+    CUresult a = cuMemAlloc_v2(&p, 4096);
+    double t1 = now_ns();
+    double c1 = cpu_ns();
+    CUdeviceptr q;
+    CUresult b = cuMemAlloc_v2(&q, 4096);
+    double t2 = now_ns();
+    if (a || b) return 1;
+    printf("first_alloc_us %.2f second_alloc_us %.2f first_alloc_cpu_us %.2f\n", (t1 - t0) / 1e3,
+           (t2 - t1) / 1e3, (c1 - c0) / 1e3);
+    return 0;
+  }
+  long n = argc > 2 ? atol(argv[2]) : 100000;
+  for (long i = 0; i < 1000; ++i) {
+    if (cuMemAlloc_v2(&p, 4096) || cuMemFree_v2(p)) return 1;
+  }
+  double t0 = now_ns();
+  for (long i = 0; i < n; ++i) {
+    cuMemAlloc_v2(&p, 4096);
+    cuMemFree_v2(p);
+  }
+  double t1 = now_ns();
+  size_t f, t;
+  for (long i = 0; i < n; ++i) cuMemGetInfo_v2(&f, &t);
+  double t2 = now_ns();
+  printf("alloc_free_ns %.1f\nmem_get_info_ns %.1f\n", (t1 - t0) / n, (t2 - t1) / n);
+  return 0;
+}
