@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -37,6 +38,11 @@ struct UsageRegionLayout {
   uint32_t slot_count;
   pthread_mutex_t lock;
   std::atomic<uint64_t> peak_bytes;
+  // Compute pacing (PaceDelay): device time the job may still use, and when
+  // it was last brought up to date (0: never).
+  std::atomic<int64_t> credit_ns;
+  std::atomic<uint64_t> credit_at_ns;
+  std::atomic<uint64_t> busy_ns;  // charged so far, all processes, reaped included
   // 1 + the highest slot index ever claimed: sums stop there, so that a
   // reservation costs the job's processes, not the region's size.
   std::atomic<uint32_t> slot_limit;
@@ -291,6 +297,38 @@ size_t UsageRegion::Processes() const {
   for (uint32_t i = 0, limit = Limit(); i < limit; ++i) n += map_->slots()[i].pid.load() != 0;
   return n;
 }
+
+uint64_t UsageRegion::PaceDelay(double share, uint64_t burst_ns, uint64_t now_ns) {
+  if (share >= 1.0) return 0;
+  if (share <= 0.0) share = 1e-3;
+  if (!Lock()) return 0;
+  uint64_t at = map_->credit_at_ns.load();
+  int64_t credit = map_->credit_ns.load();
+  if (at == 0 || now_ns < at) {
+    credit = static_cast<int64_t>(burst_ns);
+  } else {
+    const double earned = share * static_cast<double>(now_ns - at);
+    credit = static_cast<int64_t>(std::min<double>(static_cast<double>(burst_ns), credit + earned));
+  }
+  map_->credit_ns.store(credit);
+  map_->credit_at_ns.store(now_ns);
+  Unlock();
+  return credit >= 0 ? 0 : static_cast<uint64_t>(static_cast<double>(-credit) / share);
+}
+
+void UsageRegion::ChargeBusy(uint64_t busy_ns) {
+  UsageSlot* s = Slot();
+  if (s) s->busy_ns.fetch_add(busy_ns);
+  map_->busy_ns.fetch_add(busy_ns);
+  // Under the lock: PaceDelay reads, refills and stores the credit.
+  if (!Lock()) return;
+  map_->credit_ns.fetch_sub(static_cast<int64_t>(busy_ns));
+  Unlock();
+}
+
+uint64_t UsageRegion::BusyNs() const { return map_->busy_ns.load(); }
+
+uint64_t UsageRegion::BusyNsOfThisProcess() const { return slot_ ? slot_->busy_ns.load() : 0; }
 
 uint32_t UsageRegion::Limit() const {
   const uint32_t limit = map_->slot_limit.load();

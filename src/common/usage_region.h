@@ -61,6 +61,17 @@ class UsageRegion {
   uint64_t UsedByThisProcess() const;
   // Highest job total ever reserved.
   uint64_t Peak() const;
+  // Compute pacing, one token bucket per job and device: device time
+  // accrues at `share` of the wall clock, up to `burst_ns`; kernels spend
+  // it when they are seen to complete (ChargeBusy). PaceDelay says how
+  // long to wait before the next launch (0: go now). `now_ns`: a
+  // CLOCK_MONOTONIC reading (a parameter, so tests can drive time).
+  uint64_t PaceDelay(double share, uint64_t burst_ns, uint64_t now_ns);
+  void ChargeBusy(uint64_t busy_ns);
+  // Device time charged by the job's processes / by this process.
+  uint64_t BusyNs() const;
+  uint64_t BusyNsOfThisProcess() const;
+
   // Frees the slots of processes that no longer exist; returns how many.
   size_t ReapDead();
   // Slots in use (live or not yet reaped).

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuda_api.h"
+#include "cuda_device.h"
 #include "enforcer.h"
 #include "export.h"
 #include "hooks.h"
@@ -38,7 +39,8 @@ std::string UuidText(const CUuuid& u) {
   return s;
 }
 
-// The job's account of CUDA device `dev` (null: not the job's), cached.
+}  // namespace
+
 DeviceAccount* AccountOf(Enforcer& e, CUdevice dev) {
   static std::mutex lock;
   static std::unordered_map<CUdevice, DeviceAccount*> cache;
@@ -64,6 +66,8 @@ CUresult CurrentDevice(CUdevice* dev) {
   VGPU_REAL(kCuda, cuCtxGetDevice);
   return real ? real(dev) : CUDA_ERROR_NOT_INITIALIZED;
 }
+
+namespace {
 
 // An allocation of `bytes` on a device, admitted or refused before the
 // driver is called. `account` is null when nothing is counted (inactive).
@@ -345,7 +349,8 @@ const char* const kGuarded[] = {
     "cuMemAlloc",      "cuMemAllocPitch", "cuMemAllocManaged",       "cuMemFree",
     "cuMemGetInfo",    "cuMemCreate",     "cuMemRelease",            "cuMemAllocAsync",
     "cuMemFreeAsync",  "cuArrayCreate",   "cuMemAllocFromPoolAsync", "cuArray3DCreate",
-    "cuArrayDestroy",  "cuDeviceTotalMem", "cuGetProcAddress",       "cuInit"};
+    "cuArrayDestroy",  "cuDeviceTotalMem", "cuGetProcAddress",       "cuInit",
+    "cuLaunchKernel",  "cuLaunchKernelEx", "cuLaunchCooperativeKernel", "cuGraphLaunch"};
 
 bool Guarded(const char* symbol) {
   for (const char* g : kGuarded)
@@ -357,13 +362,22 @@ bool Guarded(const char* symbol) {
 // (The driver's addresses are looked up once: cuGetProcAddress is called
 // hundreds of times while the CUDA runtime starts.)
 void* HookForAddress(void* real) {
-  static const std::vector<void*> addresses = [] {
-    std::vector<void*> a(kCudaHookCount);
-    for (size_t i = 0; i < kCudaHookCount; ++i) a[i] = RealSymbol(kCuda, kCudaHooks[i].name);
+  struct Table {
+    const Hook* hooks;
+    size_t count;
+  };
+  static const Table tables[] = {{kCudaHooks, kCudaHookCount}, {kCudaLaunchHooks, kCudaLaunchHookCount}};
+  static const std::vector<std::vector<void*>> addresses = [] {
+    std::vector<std::vector<void*>> a;
+    for (const auto& t : tables) {
+      a.emplace_back(t.count);
+      for (size_t i = 0; i < t.count; ++i) a.back()[i] = RealSymbol(kCuda, t.hooks[i].name);
+    }
     return a;
   }();
-  for (size_t i = 0; i < kCudaHookCount; ++i)
-    if (addresses[i] == real) return kCudaHooks[i].function;
+  for (size_t k = 0; k < 2; ++k)
+    for (size_t i = 0; i < tables[k].count; ++i)
+      if (addresses[k][i] == real) return tables[k].hooks[i].function;
   return nullptr;
 }
 

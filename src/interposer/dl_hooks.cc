@@ -15,6 +15,8 @@ namespace interposer {
 void* HookByName(const char* name) {
   for (size_t i = 0; i < kCudaHookCount; ++i)
     if (std::strcmp(kCudaHooks[i].name, name) == 0) return kCudaHooks[i].function;
+  for (size_t i = 0; i < kCudaLaunchHookCount; ++i)
+    if (std::strcmp(kCudaLaunchHooks[i].name, name) == 0) return kCudaLaunchHooks[i].function;
   for (size_t i = 0; i < kNvmlHookCount; ++i)
     if (std::strcmp(kNvmlHooks[i].name, name) == 0) return kNvmlHooks[i].function;
   return nullptr;

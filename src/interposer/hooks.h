@@ -16,9 +16,11 @@ struct Hook {
   void* function;    // our hook
 };
 
-// Each vendor's hooks (cuda_hooks.cc, nvml_hooks.cc).
+// Each vendor's hooks (cuda_hooks.cc, launch_hooks.cc, nvml_hooks.cc).
 extern const Hook kCudaHooks[];
 extern const size_t kCudaHookCount;
+extern const Hook kCudaLaunchHooks[];
+extern const size_t kCudaLaunchHookCount;
 extern const Hook kNvmlHooks[];
 extern const size_t kNvmlHookCount;
 

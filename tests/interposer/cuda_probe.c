@@ -25,6 +25,10 @@
  *   fork CMD...             runs the remaining commands in a child,
  *                           waits for it, then stops                -> child's lines
  *   exec CMD...             execs itself with the remaining commands
+ *   work SECONDS US MODE    launches US-microsecond kernels of the stub
+ *                           back to back for SECONDS (MODE: kernel,
+ *                           ptsz, ex, coop, graph), synchronising after
+ *                           each                                    -> "work N BUSY_MS WALL_MS"
  *   hold                    prints "hold", sleeps until killed
  */
 #define _GNU_SOURCE
@@ -33,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cuda_api.h"
@@ -42,6 +47,29 @@ typedef struct {
   int kind; /* 0 pointer, 1 handle, 2 array, 3 async pointer */
   unsigned long long key;
 } held_t;
+
+/* Stub-only: device time this process's kernels took (tests/stubs). */
+unsigned long long vgpu_stub_cuda_busy_ns(void);
+CUgraphExec vgpu_stub_cuda_graph(unsigned int duration_us);
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static CUresult launch(const char* mode, CUfunction f, CUgraphExec g) {
+  if (!strcmp(mode, "ptsz")) return cuLaunchKernel_ptsz(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+  if (!strcmp(mode, "coop")) return cuLaunchCooperativeKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL);
+  if (!strcmp(mode, "graph")) return cuGraphLaunch(g, NULL);
+  if (!strcmp(mode, "ex")) {
+    CUlaunchConfig c;
+    memset(&c, 0, sizeof(c));
+    c.gridDimX = c.gridDimY = c.gridDimZ = c.blockDimX = c.blockDimY = c.blockDimZ = 1;
+    return cuLaunchKernelEx(&c, f, NULL, NULL);
+  }
+  return cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+}
 
 static held_t held[4096];
 static int nheld = 0;
@@ -197,6 +225,24 @@ int main(int argc, char** argv) {
       execv("/proc/self/exe", argv + i);
       printf("exec failed\n");
       return 1;
+    } else if (!strcmp(c, "work")) {
+      CUmodule mod;
+      CUfunction f = NULL;
+      char name[64];
+      snprintf(name, sizeof(name), "busy_%sus", a2);
+      CUgraphExec g = vgpu_stub_cuda_graph((unsigned)num(a2));
+      rc = cuModuleLoadData(&mod, "stub");
+      if (rc == CUDA_SUCCESS) rc = cuModuleGetFunction(&f, mod, name);
+      double t0 = now_ms(), end = t0 + atof(a1) * 1e3;
+      unsigned long long busy0 = vgpu_stub_cuda_busy_ns(), n = 0;
+      while (rc == CUDA_SUCCESS && now_ms() < end) {
+        rc = launch(a3, f, g);
+        if (rc == CUDA_SUCCESS) rc = cuCtxSynchronize();
+        ++n;
+      }
+      printf("work %llu %.1f %.1f\n", rc == CUDA_SUCCESS ? n : 0ULL, (vgpu_stub_cuda_busy_ns() - busy0) / 1e6,
+             now_ms() - t0);
+      i += 3;
     } else if (!strcmp(c, "hold")) {
       printf("hold\n");
       for (;;) pause();

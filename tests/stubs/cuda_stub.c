@@ -30,9 +30,20 @@
  * vgpu_stub_cuda_kernels_launched(), vgpu_stub_cuda_busy_ns() (sum of the
  * durations this process launched).
  *
+ * Events (tagged integers too, checked against a table of live ones;
+ * unknown or destroyed: CUDA_ERROR_INVALID_HANDLE) belong to the current
+ * context's device when created. cuEventRecord(_ptsz) is a zero-length
+ * kernel there: the event completes at t = max(now, busy-until) as of the
+ * record (busy-until is not moved; a new record replaces t). cuEventQuery:
+ * CUDA_SUCCESS from t on (and if never recorded), else CUDA_ERROR_NOT_READY;
+ * cuEventSynchronize sleeps until t; cuEventElapsedTime gives (t_end -
+ * t_start) in ms, possibly negative: CUDA_ERROR_INVALID_HANDLE for an event
+ * never recorded or created with CU_EVENT_DISABLE_TIMING, else
+ * CUDA_ERROR_NOT_READY until both completed.
+ *
  * Build with -Wl,-Bsymbolic: cuGetProcAddress must return this library's
  * functions even when an LD_PRELOADed interposer defines the same names.
- * One mutex guards the devices and the allocation table. */
+ * One mutex guards the devices, the allocation table and the event table. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -76,6 +87,13 @@ typedef struct {
   _Atomic uint64_t last_end; /* end of this process's last kernel here */
 } device_t;
 
+typedef struct {
+  uint64_t key; /* the CUevent's value */
+  int device, recorded;
+  unsigned int flags;
+  uint64_t t; /* completion time of the last record */
+} event_t;
+
 enum { KIND_PTR, KIND_HANDLE, KIND_ARRAY };
 typedef struct {
   int kind, device;
@@ -87,6 +105,8 @@ typedef struct {
 #define TAG_SHIFT 60
 #define TAG_FUNC 0xfULL
 #define TAG_GRAPH 0xeULL
+#define TAG_EVENT 0xdULL
+#define EVENT_FLAGS 0x7U /* CU_EVENT_BLOCKING_SYNC 1, DISABLE_TIMING 2, INTERPROCESS 4 */
 #define MAX_US (1ULL << 40)
 #define CLOCK_FILE_BYTES 64
 #define TRY(call)                  \
@@ -102,6 +122,9 @@ static device_t g_dev[STUB_MAX_DEVICES];
 static alloc_t* g_table;
 static size_t g_used, g_cap;
 static uint64_t g_next_id = 1;
+static event_t* g_events; /* live events */
+static size_t g_events_used, g_events_cap;
+static uint64_t g_next_event = 1;
 static _Thread_local CUcontext t_current;
 static _Atomic unsigned long long g_launched, g_busy_ns;
 
@@ -109,6 +132,14 @@ static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleeps until CLOCK_MONOTONIC reads `t` (ns). */
+static void sleep_until(uint64_t t) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)(t / 1000000000ULL);
+  ts.tv_nsec = (long)(t % 1000000000ULL);
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) continue;
 }
 
 static int ready(void) { return atomic_load_explicit(&g_ready, memory_order_acquire); }
@@ -347,13 +378,8 @@ CUresult cuCtxGetDevice(CUdevice* device) {
 /* Sleeps until this process's last kernel on the current device ended. */
 CUresult cuCtxSynchronize(void) {
   int d;
-  uint64_t end;
-  struct timespec ts;
   TRY(current_device(&d));
-  end = atomic_load(&g_dev[d].last_end);
-  ts.tv_sec = (time_t)(end / 1000000000ULL);
-  ts.tv_nsec = (long)(end % 1000000000ULL);
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) continue;
+  sleep_until(atomic_load(&g_dev[d].last_end));
   return CUDA_SUCCESS;
 }
 
@@ -532,6 +558,104 @@ CUgraphExec vgpu_stub_cuda_graph(unsigned int duration_us) {
   return (CUgraphExec)(uintptr_t)((TAG_GRAPH << TAG_SHIFT) | duration_us);
 }
 
+/* The live event `e`, or NULL; call with g_mu held (the pointer is good
+ * until it is released: the table moves). */
+static event_t* find_event(CUevent e) {
+  uint64_t key = (uint64_t)(uintptr_t)e;
+  for (size_t i = 0; i < g_events_used; ++i)
+    if (g_events[i].key == key) return &g_events[i];
+  return NULL;
+}
+
+/* A copy of live event `e` in *out. */
+static CUresult get_event(CUevent e, event_t* out) {
+  event_t* ev;
+  if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
+  pthread_mutex_lock(&g_mu);
+  if ((ev = find_event(e)) != NULL) *out = *ev;
+  pthread_mutex_unlock(&g_mu);
+  return ev != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* On the current context's device; flags beyond the driver's three:
+ * CUDA_ERROR_INVALID_VALUE (the others only matter for timing). */
+CUresult cuEventCreate(CUevent* event, unsigned int flags) {
+  int d;
+  CUresult rc = CUDA_SUCCESS;
+  TRY(current_device(&d));
+  if (event == NULL || (flags & ~EVENT_FLAGS) != 0) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&g_mu);
+  if (g_events_used == g_events_cap) {
+    size_t cap = g_events_cap ? g_events_cap * 2 : 16;
+    event_t* t = realloc(g_events, cap * sizeof(*t));
+    if (t == NULL) rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else g_events = t, g_events_cap = cap;
+  }
+  if (rc == CUDA_SUCCESS) {
+    uint64_t key = (TAG_EVENT << TAG_SHIFT) | g_next_event++;
+    g_events[g_events_used++] = (event_t){key, d, 0, flags, 0};
+    *event = (CUevent)(uintptr_t)key;
+  }
+  pthread_mutex_unlock(&g_mu);
+  return rc;
+}
+
+/* A pending event may be destroyed, as with the real driver. */
+CUresult cuEventDestroy_v2(CUevent event) {
+  event_t* ev;
+  if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
+  pthread_mutex_lock(&g_mu);
+  if ((ev = find_event(event)) != NULL) *ev = g_events[--g_events_used];
+  pthread_mutex_unlock(&g_mu);
+  return ev != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* On the event's device, whatever the stream and the current context. */
+CUresult cuEventRecord(CUevent event, CUstream stream) {
+  event_t* ev;
+  if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
+  pthread_mutex_lock(&g_mu);
+  if ((ev = find_event(event)) != NULL) {
+    uint64_t now = now_ns(), busy = atomic_load(g_dev[ev->device].busy_until);
+    ev->t = busy > now ? busy : now;
+    ev->recorded = 1;
+  }
+  pthread_mutex_unlock(&g_mu);
+  return ev != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) { return cuEventRecord(event, stream); }
+
+CUresult cuEventQuery(CUevent event) {
+  event_t ev;
+  TRY(get_event(event, &ev));
+  return !ev.recorded || now_ns() >= ev.t ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult cuEventSynchronize(CUevent event) {
+  event_t ev;
+  TRY(get_event(event, &ev));
+  if (ev.recorded) sleep_until(ev.t);
+  return CUDA_SUCCESS;
+}
+
+/* Handle errors (unknown, never recorded, DISABLE_TIMING) come before
+ * CUDA_ERROR_NOT_READY. */
+CUresult cuEventElapsedTime(float* milliseconds, CUevent start, CUevent end) {
+  event_t a, b;
+  uint64_t now;
+  if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (milliseconds == NULL) return CUDA_ERROR_INVALID_VALUE;
+  TRY(get_event(start, &a));
+  TRY(get_event(end, &b));
+  if (!a.recorded || !b.recorded || ((a.flags | b.flags) & CU_EVENT_DISABLE_TIMING) != 0)
+    return CUDA_ERROR_INVALID_HANDLE;
+  now = now_ns();
+  if (now < a.t || now < b.t) return CUDA_ERROR_NOT_READY;
+  *milliseconds = (float)((double)(int64_t)(b.t - a.t) / 1e6);
+  return CUDA_SUCCESS;
+}
+
 unsigned long long vgpu_stub_cuda_kernels_launched(void) { return atomic_load(&g_launched); }
 unsigned long long vgpu_stub_cuda_busy_ns(void) { return atomic_load(&g_busy_ns); }
 
@@ -563,6 +687,9 @@ static const proc_t g_procs[] = {
     P("cuArray3DCreate", 3020, cuArray3DCreate_v2), P("cuArrayDestroy", 0, cuArrayDestroy),
     PT("cuLaunchKernel", cuLaunchKernel), PT("cuLaunchKernelEx", cuLaunchKernelEx),
     PT("cuLaunchCooperativeKernel", cuLaunchCooperativeKernel), PT("cuGraphLaunch", cuGraphLaunch),
+    P("cuEventCreate", 0, cuEventCreate), P("cuEventDestroy", 4000, cuEventDestroy_v2),
+    PT("cuEventRecord", cuEventRecord), P("cuEventQuery", 0, cuEventQuery),
+    P("cuEventSynchronize", 0, cuEventSynchronize), P("cuEventElapsedTime", 0, cuEventElapsedTime),
     P("cuGetProcAddress", 12000, cuGetProcAddress_v2), P("cuGetProcAddress", 0, cuGetProcAddress),
 };
 

@@ -58,6 +58,7 @@ class UsageRegionTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(ForkedChildHasItsOwnSlot);
   CPPUNIT_TEST(ThreadsNeverOvershoot);
   CPPUNIT_TEST(KillsAtRandomPointsNeverWedge);
+  CPPUNIT_TEST(PacingIsATokenBucket);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -220,6 +221,39 @@ class UsageRegionTest : public CppUnit::TestFixture {
     r->ReapDead();
     CPPUNIT_ASSERT_EQUAL(uint64_t{0}, r->Used());
     CPPUNIT_ASSERT(r->Reserve(1000, 1000) == UsageRegion::Reservation::kOk);
+    unlink(path.c_str());
+  }
+
+  void PacingIsATokenBucket() {
+    std::string path = TempRegion();
+    auto r = OpenOk(path);
+    const uint64_t ms = 1000000;
+    // A whole device is never paced.
+    CPPUNIT_ASSERT_EQUAL(uint64_t{0}, r->PaceDelay(1.0, 20 * ms, 1000 * ms));
+    // First use: a full burst (20 ms) to spend.
+    CPPUNIT_ASSERT_EQUAL(uint64_t{0}, r->PaceDelay(0.1, 20 * ms, 1000 * ms));
+    r->ChargeBusy(15 * ms);
+    CPPUNIT_ASSERT_EQUAL(uint64_t{0}, r->PaceDelay(0.1, 20 * ms, 1000 * ms));  // 5 ms left
+    r->ChargeBusy(15 * ms);                                                    // 10 ms owed
+    // At 10 %, 10 ms of device time take 100 ms of wall clock to earn.
+    CPPUNIT_ASSERT_EQUAL(100 * ms, r->PaceDelay(0.1, 20 * ms, 1000 * ms));
+    CPPUNIT_ASSERT_EQUAL(50 * ms, r->PaceDelay(0.1, 20 * ms, 1050 * ms));
+    CPPUNIT_ASSERT_EQUAL(uint64_t{0}, r->PaceDelay(0.1, 20 * ms, 1100 * ms));
+    // Idle time earns no more than the burst.
+    CPPUNIT_ASSERT_EQUAL(uint64_t{0}, r->PaceDelay(0.1, 20 * ms, 60000 * ms));
+    r->ChargeBusy(30 * ms);  // 20 - 30 = -10 ms
+    CPPUNIT_ASSERT_EQUAL(100 * ms, r->PaceDelay(0.1, 20 * ms, 60000 * ms));
+    CPPUNIT_ASSERT_EQUAL(60 * ms, r->BusyNs());
+    CPPUNIT_ASSERT_EQUAL(60 * ms, r->BusyNsOfThisProcess());
+    // Shared: another process's charges delay this one.
+    pid_t kid = Child([&] {
+      r->ForgetSlotAfterFork();
+      r->ChargeBusy(10 * ms);
+      return r->BusyNsOfThisProcess() == 10 * ms;
+    });
+    CPPUNIT_ASSERT_EQUAL(0, Wait(kid));
+    CPPUNIT_ASSERT_EQUAL(200 * ms, r->PaceDelay(0.1, 20 * ms, 60000 * ms));
+    CPPUNIT_ASSERT_EQUAL(70 * ms, r->BusyNs());
     unlink(path.c_str());
   }
 };

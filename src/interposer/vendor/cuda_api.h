@@ -25,6 +25,7 @@ enum {
   CUDA_ERROR_INVALID_CONTEXT = 201,
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_FOUND = 500,
+  CUDA_ERROR_NOT_READY = 600,
   CUDA_ERROR_NOT_PERMITTED = 800,
   CUDA_ERROR_NOT_SUPPORTED = 801
 };
@@ -40,6 +41,7 @@ typedef struct CUstream_st* CUstream;
 typedef struct CUarray_st* CUarray;
 typedef struct CUmemPoolHandle_st* CUmemoryPool;
 typedef struct CUgraphExec_st* CUgraphExec;
+typedef struct CUevent_st* CUevent;
 
 typedef struct CUuuid_st {
   char bytes[16];
@@ -63,6 +65,9 @@ typedef struct CUmemAllocationProp_st {
     unsigned char reserved[4];
   } allocFlags;
 } CUmemAllocationProp;
+
+/* cuEventCreate flags (CUevent_flags). */
+enum { CU_EVENT_DEFAULT = 0, CU_EVENT_DISABLE_TIMING = 2 };
 
 /* Array formats (CUarray_format) and descriptors. */
 enum {
@@ -168,6 +173,14 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned 
                                         unsigned int shared_bytes, CUstream stream, void** params);
 CUresult cuGraphLaunch(CUgraphExec graph, CUstream stream);
 CUresult cuGraphLaunch_ptsz(CUgraphExec graph, CUstream stream);
+
+CUresult cuEventCreate(CUevent* event, unsigned int flags);
+CUresult cuEventDestroy_v2(CUevent event);
+CUresult cuEventRecord(CUevent event, CUstream stream);
+CUresult cuEventRecord_ptsz(CUevent event, CUstream stream);
+CUresult cuEventQuery(CUevent event);
+CUresult cuEventSynchronize(CUevent event);
+CUresult cuEventElapsedTime(float* milliseconds, CUevent start, CUevent end);
 
 CUresult cuGetProcAddress(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags);
 CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,

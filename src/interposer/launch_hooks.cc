@@ -1,0 +1,85 @@
+// CUDA launch hooks: kernels, cooperative kernels, kernels with launch
+// attributes and graphs go through LaunchPacer, so that a job's processes
+// keep the device busy about their share of the time. Outside a vgpu job,
+// or for a job holding whole devices, they only forward.
+#include "cuda_api.h"
+#include "cuda_device.h"
+#include "enforcer.h"
+#include "export.h"
+#include "hooks.h"
+#include "launch_pacer.h"
+#include "real_symbols.h"
+
+namespace vgpu {
+namespace interposer {
+namespace {
+
+constexpr Vendor kCuda = Vendor::kCuda;
+
+uint64_t PaceBefore(CUstream stream, bool per_thread) {
+  Enforcer& e = Enforcer::Get();
+  if (!e.active()) return 0;
+  CUdevice dev = 0;
+  if (CurrentDevice(&dev) != CUDA_SUCCESS) return 0;
+  DeviceAccount* account = AccountOf(e, dev);
+  return account ? LaunchPacer::Get().Before(account, stream, per_thread) : 0;
+}
+
+void PaceAfter(uint64_t ticket, CUresult rc, CUstream stream, bool per_thread) {
+  if (ticket) LaunchPacer::Get().After(ticket, rc, stream, per_thread);
+}
+
+}  // namespace
+}  // namespace interposer
+}  // namespace vgpu
+
+using namespace vgpu::interposer;
+
+// One hook: `args` as declared, `call` the arguments forwarded, `stream`
+// the stream the work goes on.
+#define VGPU_LAUNCH(name, per_thread, params, args, stream)        \
+  VGPU_HOOK CUresult name params {                                 \
+    VGPU_REAL(kCuda, name);                                        \
+    if (!real) return CUDA_ERROR_NOT_INITIALIZED;                  \
+    const uint64_t ticket = PaceBefore(stream, per_thread);        \
+    const CUresult rc = real args;                                 \
+    PaceAfter(ticket, rc, stream, per_thread);                     \
+    return rc;                                                     \
+  }
+
+#define VGPU_KERNEL_PARAMS                                                                       \
+  (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, \
+   unsigned int bz, unsigned int shared_bytes, CUstream stream, void** params, void** extra)
+#define VGPU_KERNEL_ARGS (f, gx, gy, gz, bx, by, bz, shared_bytes, stream, params, extra)
+VGPU_LAUNCH(cuLaunchKernel, false, VGPU_KERNEL_PARAMS, VGPU_KERNEL_ARGS, stream)
+VGPU_LAUNCH(cuLaunchKernel_ptsz, true, VGPU_KERNEL_PARAMS, VGPU_KERNEL_ARGS, stream)
+
+#define VGPU_COOP_PARAMS                                                                         \
+  (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, \
+   unsigned int bz, unsigned int shared_bytes, CUstream stream, void** params)
+#define VGPU_COOP_ARGS (f, gx, gy, gz, bx, by, bz, shared_bytes, stream, params)
+VGPU_LAUNCH(cuLaunchCooperativeKernel, false, VGPU_COOP_PARAMS, VGPU_COOP_ARGS, stream)
+VGPU_LAUNCH(cuLaunchCooperativeKernel_ptsz, true, VGPU_COOP_PARAMS, VGPU_COOP_ARGS, stream)
+
+#define VGPU_EX_PARAMS (const CUlaunchConfig* config, CUfunction f, void** params, void** extra)
+#define VGPU_EX_ARGS (config, f, params, extra)
+VGPU_LAUNCH(cuLaunchKernelEx, false, VGPU_EX_PARAMS, VGPU_EX_ARGS, config ? config->hStream : nullptr)
+VGPU_LAUNCH(cuLaunchKernelEx_ptsz, true, VGPU_EX_PARAMS, VGPU_EX_ARGS, config ? config->hStream : nullptr)
+
+VGPU_LAUNCH(cuGraphLaunch, false, (CUgraphExec graph, CUstream stream), (graph, stream), stream)
+VGPU_LAUNCH(cuGraphLaunch_ptsz, true, (CUgraphExec graph, CUstream stream), (graph, stream), stream)
+
+namespace vgpu {
+namespace interposer {
+
+#define VGPU_LAUNCH_ENTRY(name) {#name, reinterpret_cast<void*>(&::name)}
+const Hook kCudaLaunchHooks[] = {
+    VGPU_LAUNCH_ENTRY(cuLaunchKernel),           VGPU_LAUNCH_ENTRY(cuLaunchKernel_ptsz),
+    VGPU_LAUNCH_ENTRY(cuLaunchCooperativeKernel), VGPU_LAUNCH_ENTRY(cuLaunchCooperativeKernel_ptsz),
+    VGPU_LAUNCH_ENTRY(cuLaunchKernelEx),         VGPU_LAUNCH_ENTRY(cuLaunchKernelEx_ptsz),
+    VGPU_LAUNCH_ENTRY(cuGraphLaunch),            VGPU_LAUNCH_ENTRY(cuGraphLaunch_ptsz),
+};
+const size_t kCudaLaunchHookCount = sizeof(kCudaLaunchHooks) / sizeof(kCudaLaunchHooks[0]);
+
+}  // namespace interposer
+}  // namespace vgpu
