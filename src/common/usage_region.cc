@@ -304,14 +304,19 @@ uint64_t UsageRegion::PaceDelay(double share, uint64_t burst_ns, uint64_t now_ns
   if (!Lock()) return 0;
   uint64_t at = map_->credit_at_ns.load();
   int64_t credit = map_->credit_ns.load();
-  if (at == 0 || now_ns < at) {
+  if (at == 0) {
     credit = static_cast<int64_t>(burst_ns);
-  } else {
+    at = now_ns;
+  } else if (now_ns > at) {
+    // Callers read the clock before taking the lock, so a reading may be
+    // older than the last one stored: that earns nothing (and must not
+    // look like a fresh start).
     const double earned = share * static_cast<double>(now_ns - at);
     credit = static_cast<int64_t>(std::min<double>(static_cast<double>(burst_ns), credit + earned));
+    at = now_ns;
   }
   map_->credit_ns.store(credit);
-  map_->credit_at_ns.store(now_ns);
+  map_->credit_at_ns.store(at);
   Unlock();
   return credit >= 0 ? 0 : static_cast<uint64_t>(static_cast<double>(-credit) / share);
 }

@@ -1,8 +1,10 @@
 /* call_bench: what libvgpu.so costs a CUDA program, for bench/interposer.
  *
- *   call_bench calls N     N x (cuMemAlloc_v2 4 KiB + cuMemFree_v2) and N x
- *                          cuMemGetInfo_v2 after a warm-up; prints
- *                          "alloc_free_ns X" and "mem_get_info_ns Y" per call
+ *   call_bench calls N     N x (cuMemAlloc_v2 4 KiB + cuMemFree_v2), N x
+ *                          cuMemGetInfo_v2 and N x cuLaunchKernel of an
+ *                          empty kernel after a warm-up; prints
+ *                          "alloc_free_ns X", "mem_get_info_ns Y" and
+ *                          "launch_ns Z" per call
  *   call_bench first       the first cuMemAlloc_v2 of the process (where
  *                          libvgpu.so reads the job's limits, maps the
  *                          region and takes a slot) and the second one;
@@ -69,6 +71,14 @@ int main(int argc, char** argv) {
   size_t f, t;
   for (long i = 0; i < n; ++i) cuMemGetInfo_v2(&f, &t);
   double t2 = now_ns();
-  printf("alloc_free_ns %.1f\nmem_get_info_ns %.1f\n", (t1 - t0) / n, (t2 - t1) / n);
+  CUmodule mod;
+  CUfunction f;
+  if (cuModuleLoadData(&mod, "stub") || cuModuleGetFunction(&f, mod, "busy_0us")) return 1;
+  for (long i = 0; i < 1000; ++i) cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+  double t3 = now_ns();
+  for (long i = 0; i < n; ++i) cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+  double t4 = now_ns();
+  printf("alloc_free_ns %.1f\nmem_get_info_ns %.1f\nlaunch_ns %.1f\n", (t1 - t0) / n, (t2 - t1) / n,
+         (t4 - t3) / n);
   return 0;
 }

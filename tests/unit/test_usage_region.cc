@@ -238,6 +238,9 @@ class UsageRegionTest : public CppUnit::TestFixture {
     // At 10 %, 10 ms of device time take 100 ms of wall clock to earn.
     CPPUNIT_ASSERT_EQUAL(100 * ms, r->PaceDelay(0.1, 20 * ms, 1000 * ms));
     CPPUNIT_ASSERT_EQUAL(50 * ms, r->PaceDelay(0.1, 20 * ms, 1050 * ms));
+    // A reading older than the last one (another process read the clock
+    // first) earns nothing, and is no fresh start either.
+    CPPUNIT_ASSERT_EQUAL(50 * ms, r->PaceDelay(0.1, 20 * ms, 1040 * ms));
     CPPUNIT_ASSERT_EQUAL(uint64_t{0}, r->PaceDelay(0.1, 20 * ms, 1100 * ms));
     // Idle time earns no more than the burst.
     CPPUNIT_ASSERT_EQUAL(uint64_t{0}, r->PaceDelay(0.1, 20 * ms, 60000 * ms));
