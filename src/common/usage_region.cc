@@ -43,6 +43,7 @@ struct UsageRegionLayout {
   std::atomic<int64_t> credit_ns;
   std::atomic<uint64_t> credit_at_ns;
   std::atomic<uint64_t> busy_ns;  // charged so far, all processes, reaped included
+  std::atomic<uint64_t> charged_until_ns;  // ChargeInterval: device time up to here is charged
   // 1 + the highest slot index ever claimed: sums stop there, so that a
   // reservation costs the job's processes, not the region's size.
   std::atomic<uint32_t> slot_limit;
@@ -329,6 +330,20 @@ void UsageRegion::ChargeBusy(uint64_t busy_ns) {
   if (!Lock()) return;
   map_->credit_ns.fetch_sub(static_cast<int64_t>(busy_ns));
   Unlock();
+}
+
+uint64_t UsageRegion::ChargeInterval(uint64_t start_ns, uint64_t end_ns) {
+  if (!Lock()) return 0;
+  const uint64_t until = map_->charged_until_ns.load();
+  const uint64_t from = std::max(start_ns, until);
+  const uint64_t busy = end_ns > from ? end_ns - from : 0;
+  if (end_ns > until) map_->charged_until_ns.store(end_ns);
+  map_->credit_ns.fetch_sub(static_cast<int64_t>(busy));
+  Unlock();
+  UsageSlot* s = Slot();
+  if (s) s->busy_ns.fetch_add(busy);
+  map_->busy_ns.fetch_add(busy);
+  return busy;
 }
 
 uint64_t UsageRegion::BusyNs() const { return map_->busy_ns.load(); }

@@ -68,6 +68,11 @@ class UsageRegion {
   // CLOCK_MONOTONIC reading (a parameter, so tests can drive time).
   uint64_t PaceDelay(double share, uint64_t burst_ns, uint64_t now_ns);
   void ChargeBusy(uint64_t busy_ns);
+  // Charges device time [start_ns, end_ns) (CLOCK_MONOTONIC) minus what of
+  // it is already charged: the job's processes each time their own work,
+  // and a kernel queued behind another process's kernel would otherwise
+  // be charged for both. Returns what was charged.
+  uint64_t ChargeInterval(uint64_t start_ns, uint64_t end_ns);
   // Device time charged by the job's processes / by this process.
   uint64_t BusyNs() const;
   uint64_t BusyNsOfThisProcess() const;

@@ -13,6 +13,8 @@ namespace {
 
 constexpr Vendor kCuda = Vendor::kCuda;
 constexpr uint64_t kMaxSleepNs = 10000000;  // re-check at least every 10 ms
+// A new anchor after this long: elapsed times are float milliseconds.
+constexpr uint64_t kAnchorLifetimeNs = 20000000000ULL;
 
 uint64_t NowNs() {
   timespec ts{};
@@ -53,6 +55,32 @@ LaunchPacer& LaunchPacer::Get() {
   return *instance;
 }
 
+LaunchPacer::Anchor LaunchPacer::AnchorOf(std::unique_lock<std::mutex>& hold, CUcontext context) {
+  auto it = anchors_.find(context);
+  const uint64_t now = NowNs();
+  if (it != anchors_.end() && now - it->second.host_ns < kAnchorLifetimeNs) return it->second;
+  static const auto wait = Real<decltype(&cuEventSynchronize)>("cuEventSynchronize");
+  CUevent event = TakeEvent(context);
+  if (!event || !wait || Record(event, nullptr, false) != CUDA_SUCCESS) {
+    GiveEvent(context, event);
+    return Anchor();
+  }
+  hold.unlock();
+  const CUresult rc = wait(event);
+  const uint64_t seen = NowNs();
+  hold.lock();
+  if (rc != CUDA_SUCCESS) {
+    GiveEvent(context, event);
+    return Anchor();
+  }
+  // The old anchor's event stays in use by pending launches: not recycled.
+  Anchor a;
+  a.event = event;
+  a.host_ns = seen;
+  anchors_[context] = a;
+  return a;
+}
+
 CUevent LaunchPacer::TakeEvent(CUcontext context) {
   auto& spare = spare_[context];
   if (!spare.empty()) {
@@ -86,9 +114,17 @@ void LaunchPacer::Collect(std::unique_lock<std::mutex>& hold, bool wait_oldest) 
       ++it;
       continue;
     }
-    float ms = 0;
-    if (elapsed(&ms, it->start, it->end) == CUDA_SUCCESS && ms > 0)
-      it->device->region->ChargeBusy(static_cast<uint64_t>(static_cast<double>(ms) * 1e6));
+    float from = 0, to = 0;
+    if (it->anchor.event && elapsed(&from, it->anchor.event, it->start) == CUDA_SUCCESS &&
+        elapsed(&to, it->anchor.event, it->end) == CUDA_SUCCESS) {
+      auto host = [&](float ms) {
+        const double ns = static_cast<double>(it->anchor.host_ns) + static_cast<double>(ms) * 1e6;
+        return ns > 0 ? static_cast<uint64_t>(ns) : 0;
+      };
+      it->device->region->ChargeInterval(host(from), host(to));
+    } else if (elapsed(&to, it->start, it->end) == CUDA_SUCCESS && to > 0) {
+      it->device->region->ChargeBusy(static_cast<uint64_t>(static_cast<double>(to) * 1e6));
+    }
     GiveEvent(it->context, it->start);
     GiveEvent(it->context, it->end);
     it = pending_.erase(it);
@@ -112,13 +148,14 @@ uint64_t LaunchPacer::Before(DeviceAccount* device, CUstream stream, bool per_th
     hold.lock();
     Collect(hold, false);
   }
+  const Anchor anchor = AnchorOf(hold, context);
   CUevent start = TakeEvent(context);
   if (!start || Record(start, stream, per_thread) != CUDA_SUCCESS) {
     GiveEvent(context, start);
     return 0;  // a stream of another context, say: not paced, never refused
   }
   const uint64_t ticket = next_ticket_++;
-  pending_.push_back(Pending{ticket, device, context, start, nullptr});
+  pending_.push_back(Pending{ticket, device, context, anchor, start, nullptr});
   return ticket;
 }
 
@@ -142,6 +179,7 @@ void LaunchPacer::AfterForkInChild() {
   new (&lock_) std::mutex();
   pending_.clear();
   spare_.clear();
+  anchors_.clear();
 }
 
 }  // namespace interposer

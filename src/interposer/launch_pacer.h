@@ -2,9 +2,11 @@
 // keeps the device busy about S/N of the time, all its processes together.
 //
 // How: every paced launch is bracketed by two CUDA events on its stream;
-// when the end event has completed, the time between the two is the
-// device time the work took, charged to the job's token bucket in its
-// usage region (UsageRegion::ChargeBusy). Before a launch, the process
+// when the end event has completed, the two are placed on the host clock
+// (through a reference event per context whose completion time the host
+// saw) and the interval is charged to the job's token bucket in its usage
+// region (UsageRegion::ChargeInterval, which charges time the job's other
+// processes already charged only once). Before a launch, the process
 // collects what has completed and waits while the bucket is in debt
 // (UsageRegion::PaceDelay). At most kMaxInFlight bracketed launches per
 // process are outstanding, so that queued work cannot run far ahead of
@@ -45,10 +47,18 @@ class LaunchPacer {
   void AfterForkInChild();
 
  private:
+  // A reference event of a context and the host clock when it completed:
+  // host time of event e = host_ns + elapsed(event, e).
+  struct Anchor {
+    CUevent event = nullptr;
+    uint64_t host_ns = 0;
+  };
+
   struct Pending {
     uint64_t ticket;
     DeviceAccount* device;
     CUcontext context;
+    Anchor anchor;  // event null: charge the plain elapsed time
     CUevent start;
     CUevent end;  // null until After
   };
@@ -57,12 +67,17 @@ class LaunchPacer {
   // the oldest one. Called with lock_ held; takes and releases it around
   // blocking driver calls.
   void Collect(std::unique_lock<std::mutex>& hold, bool wait_oldest);
+  // The context's anchor, made (or renewed, so that float milliseconds
+  // stay precise) when needed. Takes and releases the lock around the
+  // blocking wait for the reference event.
+  Anchor AnchorOf(std::unique_lock<std::mutex>& hold, CUcontext context);
   CUevent TakeEvent(CUcontext context);
   void GiveEvent(CUcontext context, CUevent event);
 
   std::mutex lock_;
   std::deque<Pending> pending_;
   std::unordered_map<CUcontext, std::vector<CUevent>> spare_;
+  std::unordered_map<CUcontext, Anchor> anchors_;
   uint64_t next_ticket_ = 1;
 };
 

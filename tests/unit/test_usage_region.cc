@@ -257,6 +257,13 @@ class UsageRegionTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT_EQUAL(0, Wait(kid));
     CPPUNIT_ASSERT_EQUAL(200 * ms, r->PaceDelay(0.1, 20 * ms, 60000 * ms));
     CPPUNIT_ASSERT_EQUAL(70 * ms, r->BusyNs());
+    // Intervals: overlaps are charged once.
+    CPPUNIT_ASSERT_EQUAL(5 * ms, r->ChargeInterval(100 * ms, 105 * ms));
+    CPPUNIT_ASSERT_EQUAL(5 * ms, r->ChargeInterval(100 * ms, 110 * ms));  // queued behind the first
+    CPPUNIT_ASSERT_EQUAL(uint64_t{0}, r->ChargeInterval(101 * ms, 104 * ms));
+    CPPUNIT_ASSERT_EQUAL(3 * ms, r->ChargeInterval(120 * ms, 123 * ms));  // after idle time
+    CPPUNIT_ASSERT_EQUAL(83 * ms, r->BusyNs());
+    CPPUNIT_ASSERT_EQUAL(330 * ms, r->PaceDelay(0.1, 20 * ms, 60000 * ms));
     unlink(path.c_str());
   }
 };
