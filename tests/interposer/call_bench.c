@@ -72,11 +72,11 @@ int main(int argc, char** argv) {
   for (long i = 0; i < n; ++i) cuMemGetInfo_v2(&f, &t);
   double t2 = now_ns();
   CUmodule mod;
-  CUfunction f;
-  if (cuModuleLoadData(&mod, "stub") || cuModuleGetFunction(&f, mod, "busy_0us")) return 1;
-  for (long i = 0; i < 1000; ++i) cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+  CUfunction kernel;
+  if (cuModuleLoadData(&mod, "stub") || cuModuleGetFunction(&kernel, mod, "busy_0us")) return 1;
+  for (long i = 0; i < 1000; ++i) cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
   double t3 = now_ns();
-  for (long i = 0; i < n; ++i) cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+  for (long i = 0; i < n; ++i) cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
   double t4 = now_ns();
   printf("alloc_free_ns %.1f\nmem_get_info_ns %.1f\nlaunch_ns %.1f\n", (t1 - t0) / n, (t2 - t1) / n,
          (t4 - t3) / n);
