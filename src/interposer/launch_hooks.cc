@@ -16,17 +16,55 @@ namespace {
 
 constexpr Vendor kCuda = Vendor::kCuda;
 
+template <typename F>
+F Real(const char* name) {
+  return reinterpret_cast<F>(RealSymbol(kCuda, name));
+}
+
+// CUDA's events for the pacer: contexts are the keys.
+const EventOps kCudaEvents = {
+    [](void) -> void* {
+      static const auto current = Real<decltype(&cuCtxGetCurrent)>("cuCtxGetCurrent");
+      CUcontext c = nullptr;
+      return current && current(&c) == CUDA_SUCCESS ? static_cast<void*>(c) : nullptr;
+    },
+    [](void** event) {
+      static const auto create = Real<decltype(&cuEventCreate)>("cuEventCreate");
+      return create && create(reinterpret_cast<CUevent*>(event), CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+    },
+    [](void* event, void* stream, bool per_thread) {
+      static const auto record = Real<decltype(&cuEventRecord)>("cuEventRecord");
+      static const auto record_ptsz = Real<decltype(&cuEventRecord_ptsz)>("cuEventRecord_ptsz");
+      auto fn = per_thread && record_ptsz ? record_ptsz : record;
+      return fn && fn(static_cast<CUevent>(event), static_cast<CUstream>(stream)) == CUDA_SUCCESS;
+    },
+    [](void* event) {
+      static const auto query = Real<decltype(&cuEventQuery)>("cuEventQuery");
+      if (!query) return -1;
+      const CUresult rc = query(static_cast<CUevent>(event));
+      return rc == CUDA_SUCCESS ? 1 : rc == CUDA_ERROR_NOT_READY ? 0 : -1;
+    },
+    [](void* event) {
+      static const auto wait = Real<decltype(&cuEventSynchronize)>("cuEventSynchronize");
+      return wait && wait(static_cast<CUevent>(event)) == CUDA_SUCCESS;
+    },
+    [](float* ms, void* start, void* end) {
+      static const auto elapsed = Real<decltype(&cuEventElapsedTime)>("cuEventElapsedTime");
+      return elapsed && elapsed(ms, static_cast<CUevent>(start), static_cast<CUevent>(end)) == CUDA_SUCCESS;
+    },
+};
+
 uint64_t PaceBefore(CUstream stream, bool per_thread) {
   Enforcer& e = Enforcer::Get();
   if (!e.active()) return 0;
   CUdevice dev = 0;
   if (CurrentDevice(&dev) != CUDA_SUCCESS) return 0;
   DeviceAccount* account = AccountOf(e, dev);
-  return account ? LaunchPacer::Get().Before(account, stream, per_thread) : 0;
+  return account ? LaunchPacer::For(kCudaEvents).Before(account, stream, per_thread) : 0;
 }
 
 void PaceAfter(uint64_t ticket, CUresult rc, CUstream stream, bool per_thread) {
-  if (ticket) LaunchPacer::Get().After(ticket, rc, stream, per_thread);
+  if (ticket) LaunchPacer::For(kCudaEvents).After(ticket, rc == CUDA_SUCCESS, stream, per_thread);
 }
 
 }  // namespace

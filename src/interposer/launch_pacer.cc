@@ -5,13 +5,11 @@
 
 #include <algorithm>
 
-#include "real_symbols.h"
 
 namespace vgpu {
 namespace interposer {
 namespace {
 
-constexpr Vendor kCuda = Vendor::kCuda;
 constexpr uint64_t kMaxSleepNs = 10000000;  // re-check at least every 10 ms
 // A new anchor after this long: elapsed times are float milliseconds.
 constexpr uint64_t kAnchorLifetimeNs = 20000000000ULL;
@@ -27,49 +25,40 @@ void SleepNs(uint64_t ns) {
   nanosleep(&ts, nullptr);
 }
 
-template <typename F>
-F Real(const char* name) {
-  return reinterpret_cast<F>(RealSymbol(kCuda, name));
-}
-
-CUresult Record(CUevent event, CUstream stream, bool per_thread) {
-  static const auto record = Real<decltype(&cuEventRecord)>("cuEventRecord");
-  static const auto record_ptsz = Real<decltype(&cuEventRecord_ptsz)>("cuEventRecord_ptsz");
-  auto fn = per_thread && record_ptsz ? record_ptsz : record;
-  return fn ? fn(event, stream) : CUDA_ERROR_NOT_INITIALIZED;
-}
-
-LaunchPacer* g_pacer = nullptr;
+std::mutex g_pacers_lock;
+std::vector<LaunchPacer*>* g_pacers = nullptr;
 
 }  // namespace
 
-LaunchPacer& LaunchPacer::Get() {
-  static LaunchPacer* const instance = [] {
-    auto* p = new LaunchPacer();
-    g_pacer = p;
+LaunchPacer& LaunchPacer::For(const EventOps& ops) {
+  std::lock_guard<std::mutex> hold(g_pacers_lock);
+  if (!g_pacers) {
+    g_pacers = new std::vector<LaunchPacer*>();
     pthread_atfork(nullptr, nullptr, [] {
-      if (g_pacer) g_pacer->AfterForkInChild();
+      new (&g_pacers_lock) std::mutex();
+      for (LaunchPacer* p : *g_pacers) p->AfterForkInChild();
     });
-    return p;
-  }();
-  return *instance;
+  }
+  for (LaunchPacer* p : *g_pacers)
+    if (&p->ops_ == &ops) return *p;
+  g_pacers->push_back(new LaunchPacer(ops));
+  return *g_pacers->back();
 }
 
-LaunchPacer::Anchor LaunchPacer::AnchorOf(std::unique_lock<std::mutex>& hold, CUcontext context) {
+LaunchPacer::Anchor LaunchPacer::AnchorOf(std::unique_lock<std::mutex>& hold, void* context) {
   auto it = anchors_.find(context);
   const uint64_t now = NowNs();
   if (it != anchors_.end() && now - it->second.host_ns < kAnchorLifetimeNs) return it->second;
-  static const auto wait = Real<decltype(&cuEventSynchronize)>("cuEventSynchronize");
-  CUevent event = TakeEvent(context);
-  if (!event || !wait || Record(event, nullptr, false) != CUDA_SUCCESS) {
+  void* event = TakeEvent(context);
+  if (!event || !ops_.record(event, nullptr, false)) {
     GiveEvent(context, event);
     return Anchor();
   }
   hold.unlock();
-  const CUresult rc = wait(event);
+  const bool done = ops_.wait(event);
   const uint64_t seen = NowNs();
   hold.lock();
-  if (rc != CUDA_SUCCESS) {
+  if (!done) {
     GiveEvent(context, event);
     return Anchor();
   }
@@ -81,48 +70,42 @@ LaunchPacer::Anchor LaunchPacer::AnchorOf(std::unique_lock<std::mutex>& hold, CU
   return a;
 }
 
-CUevent LaunchPacer::TakeEvent(CUcontext context) {
+void* LaunchPacer::TakeEvent(void* context) {
   auto& spare = spare_[context];
   if (!spare.empty()) {
-    CUevent e = spare.back();
+    void* e = spare.back();
     spare.pop_back();
     return e;
   }
-  static const auto create = Real<decltype(&cuEventCreate)>("cuEventCreate");
-  CUevent e = nullptr;
-  if (!create || create(&e, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return nullptr;
-  return e;
+  void* e = nullptr;
+  return ops_.create(&e) ? e : nullptr;
 }
 
-void LaunchPacer::GiveEvent(CUcontext context, CUevent event) {
+void LaunchPacer::GiveEvent(void* context, void* event) {
   if (event) spare_[context].push_back(event);
 }
 
 void LaunchPacer::Collect(std::unique_lock<std::mutex>& hold, bool wait_oldest) {
-  static const auto query = Real<decltype(&cuEventQuery)>("cuEventQuery");
-  static const auto wait = Real<decltype(&cuEventSynchronize)>("cuEventSynchronize");
-  static const auto elapsed = Real<decltype(&cuEventElapsedTime)>("cuEventElapsedTime");
-  if (!query || !wait || !elapsed) return;
   if (wait_oldest && !pending_.empty() && pending_.front().end) {
-    CUevent oldest = pending_.front().end;
+    void* oldest = pending_.front().end;
     hold.unlock();  // no lock across a driver call that blocks
-    wait(oldest);
+    ops_.wait(oldest);
     hold.lock();
   }
   for (auto it = pending_.begin(); it != pending_.end();) {
-    if (!it->end || query(it->end) != CUDA_SUCCESS) {
+    if (!it->end || ops_.query(it->end) != 1) {
       ++it;
       continue;
     }
     float from = 0, to = 0;
-    if (it->anchor.event && elapsed(&from, it->anchor.event, it->start) == CUDA_SUCCESS &&
-        elapsed(&to, it->anchor.event, it->end) == CUDA_SUCCESS) {
+    if (it->anchor.event && ops_.elapsed_ms(&from, it->anchor.event, it->start) &&
+        ops_.elapsed_ms(&to, it->anchor.event, it->end)) {
       auto host = [&](float ms) {
         const double ns = static_cast<double>(it->anchor.host_ns) + static_cast<double>(ms) * 1e6;
         return ns > 0 ? static_cast<uint64_t>(ns) : 0;
       };
       it->device->region->ChargeInterval(host(from), host(to));
-    } else if (elapsed(&to, it->start, it->end) == CUDA_SUCCESS && to > 0) {
+    } else if (ops_.elapsed_ms(&to, it->start, it->end) && to > 0) {
       it->device->region->ChargeBusy(static_cast<uint64_t>(static_cast<double>(to) * 1e6));
     }
     GiveEvent(it->context, it->start);
@@ -131,12 +114,11 @@ void LaunchPacer::Collect(std::unique_lock<std::mutex>& hold, bool wait_oldest) 
   }
 }
 
-uint64_t LaunchPacer::Before(DeviceAccount* device, CUstream stream, bool per_thread) {
+uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_thread) {
   const double share = device->limit.ComputeShare();
   if (share >= 1.0) return 0;
-  static const auto current = Real<decltype(&cuCtxGetCurrent)>("cuCtxGetCurrent");
-  CUcontext context = nullptr;
-  if (!current || current(&context) != CUDA_SUCCESS || !context) return 0;
+  void* context = ops_.current();
+  if (!context) return 0;
 
   std::unique_lock<std::mutex> hold(lock_);
   Collect(hold, pending_.size() >= kMaxInFlight);
@@ -149,8 +131,8 @@ uint64_t LaunchPacer::Before(DeviceAccount* device, CUstream stream, bool per_th
     Collect(hold, false);
   }
   const Anchor anchor = AnchorOf(hold, context);
-  CUevent start = TakeEvent(context);
-  if (!start || Record(start, stream, per_thread) != CUDA_SUCCESS) {
+  void* start = TakeEvent(context);
+  if (!start || !ops_.record(start, stream, per_thread)) {
     GiveEvent(context, start);
     return 0;  // a stream of another context, say: not paced, never refused
   }
@@ -159,13 +141,13 @@ uint64_t LaunchPacer::Before(DeviceAccount* device, CUstream stream, bool per_th
   return ticket;
 }
 
-void LaunchPacer::After(uint64_t ticket, CUresult rc, CUstream stream, bool per_thread) {
+void LaunchPacer::After(uint64_t ticket, bool launched, void* stream, bool per_thread) {
   if (ticket == 0) return;
   std::lock_guard<std::mutex> hold(lock_);
   auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.ticket == ticket; });
   if (it == pending_.end()) return;
-  CUevent end = rc == CUDA_SUCCESS ? TakeEvent(it->context) : nullptr;
-  if (end && Record(end, stream, per_thread) == CUDA_SUCCESS) {
+  void* end = launched ? TakeEvent(it->context) : nullptr;
+  if (end && ops_.record(end, stream, per_thread)) {
     it->end = end;
     return;
   }

@@ -1,4 +1,4 @@
-// Compute pacing for CUDA launches: a job holding S of a device's N shares
+// Compute pacing of kernel launches (CUDA, HIP): a job holding S of a device's N shares
 // keeps the device busy about S/N of the time, all its processes together.
 //
 // How: every paced launch is bracketed by two CUDA events on its stream;
@@ -23,44 +23,60 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cuda_api.h"
 #include "enforcer.h"
 
 namespace vgpu {
 namespace interposer {
+
+// One vendor runtime's events, as the pacer uses them (CUDA: contexts and
+// CUevent; HIP: devices and hipEvent_t). Handles are opaque pointers.
+struct EventOps {
+  // What events belong to: the calling thread's current context or
+  // device, as a non-null key (null: none, nothing is paced).
+  void* (*current)();
+  bool (*create)(void** event);
+  bool (*record)(void* event, void* stream, bool per_thread);
+  int (*query)(void* event);  // 1 completed, 0 not yet, -1 error
+  bool (*wait)(void* event);
+  bool (*elapsed_ms)(float* ms, void* start, void* end);
+};
 
 class LaunchPacer {
  public:
   static constexpr size_t kMaxInFlight = 8;
   static constexpr uint64_t kBurstNs = 20000000;  // 20 ms of device time
 
-  static LaunchPacer& Get();
+  // The process's pacer for a runtime (one per `ops`, made on first use,
+  // never freed; `ops` must outlive it).
+  static LaunchPacer& For(const EventOps& ops);
 
-  // A launch about to go on `stream` of the current context, for the job's
-  // `device`. Waits as the job's share demands, then records the start
-  // event. Returns a ticket for After (0: not paced, nothing to do).
-  uint64_t Before(DeviceAccount* device, CUstream stream, bool per_thread);
-  // The launch returned `rc`: on success records the end event, else
-  // drops the ticket.
-  void After(uint64_t ticket, CUresult rc, CUstream stream, bool per_thread);
+  // A launch about to go on `stream`, for the job's `device`. Waits as the
+  // job's share demands, then records the start event. Returns a ticket
+  // for After (0: not paced, nothing to do).
+  uint64_t Before(DeviceAccount* device, void* stream, bool per_thread);
+  // The launch returned: `launched` says whether it succeeded; if so the
+  // end event is recorded, else the ticket is dropped.
+  void After(uint64_t ticket, bool launched, void* stream, bool per_thread);
 
   void AfterForkInChild();
 
  private:
+  explicit LaunchPacer(const EventOps& ops) : ops_(ops) {}
+
   // A reference event of a context and the host clock when it completed:
   // host time of event e = host_ns + elapsed(event, e).
   struct Anchor {
-    CUevent event = nullptr;
+    void* event = nullptr;
     uint64_t host_ns = 0;
   };
 
   struct Pending {
     uint64_t ticket;
     DeviceAccount* device;
-    CUcontext context;
+    void* context;
     Anchor anchor;  // event null: charge the plain elapsed time
-    CUevent start;
-    CUevent end;  // null until After
+    void* start;
+    void* end;  // null until After
   };
 
   // Charges every completed launch; with `wait_oldest`, first waits for
@@ -70,14 +86,15 @@ class LaunchPacer {
   // The context's anchor, made (or renewed, so that float milliseconds
   // stay precise) when needed. Takes and releases the lock around the
   // blocking wait for the reference event.
-  Anchor AnchorOf(std::unique_lock<std::mutex>& hold, CUcontext context);
-  CUevent TakeEvent(CUcontext context);
-  void GiveEvent(CUcontext context, CUevent event);
+  Anchor AnchorOf(std::unique_lock<std::mutex>& hold, void* context);
+  void* TakeEvent(void* context);
+  void GiveEvent(void* context, void* event);
 
+  const EventOps& ops_;
   std::mutex lock_;
   std::deque<Pending> pending_;
-  std::unordered_map<CUcontext, std::vector<CUevent>> spare_;
-  std::unordered_map<CUcontext, Anchor> anchors_;
+  std::unordered_map<void*, std::vector<void*>> spare_;
+  std::unordered_map<void*, Anchor> anchors_;
   uint64_t next_ticket_ = 1;
 };
 
