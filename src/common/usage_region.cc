@@ -190,9 +190,14 @@ void UsageRegion::Unlock() { pthread_mutex_unlock(&map_->lock); }
 UsageSlot* UsageRegion::Slot() {
   // A forked child forgets the slot (ForgetSlotAfterFork): no getpid()
   // system call on every reservation.
-  if (slot_) return slot_;
+  if (UsageSlot* s = slot_.load(std::memory_order_acquire)) return s;
   const pid_t me = getpid();
   if (!Lock()) return nullptr;
+  // Another thread of this process may have claimed it meanwhile.
+  if (UsageSlot* s = slot_.load(std::memory_order_acquire)) {
+    Unlock();
+    return s;
+  }
   UsageSlot* mine = nullptr;
   UsageSlot* free_slot = nullptr;
   for (uint32_t i = 0; i < map_->slot_count; ++i) {
@@ -220,9 +225,9 @@ UsageSlot* UsageRegion::Slot() {
     s->incarnation.store(incarnation_);
     s->pid.store(me);
   }
-  Unlock();
-  slot_ = s;
   slot_pid_ = me;
+  slot_.store(s, std::memory_order_release);  // before Unlock: see above
+  Unlock();
   return s;
 }
 
@@ -274,7 +279,8 @@ uint64_t UsageRegion::Used() const {
 }
 
 uint64_t UsageRegion::UsedByThisProcess() const {
-  return slot_ && slot_pid_ == getpid() ? slot_->used_bytes.load() : 0;
+  UsageSlot* s = slot_.load();
+  return s && slot_pid_ == getpid() ? s->used_bytes.load() : 0;
 }
 
 uint64_t UsageRegion::Peak() const { return map_->peak_bytes.load(); }
@@ -348,7 +354,10 @@ uint64_t UsageRegion::ChargeInterval(uint64_t start_ns, uint64_t end_ns) {
 
 uint64_t UsageRegion::BusyNs() const { return map_->busy_ns.load(); }
 
-uint64_t UsageRegion::BusyNsOfThisProcess() const { return slot_ ? slot_->busy_ns.load() : 0; }
+uint64_t UsageRegion::BusyNsOfThisProcess() const {
+  UsageSlot* s = slot_.load();
+  return s ? s->busy_ns.load() : 0;
+}
 
 uint32_t UsageRegion::Limit() const {
   const uint32_t limit = map_->slot_limit.load();
@@ -356,7 +365,7 @@ uint32_t UsageRegion::Limit() const {
 }
 
 void UsageRegion::ForgetSlotAfterFork() {
-  slot_ = nullptr;
+  slot_.store(nullptr);
   slot_pid_ = 0;
 }
 

@@ -22,6 +22,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -97,7 +98,7 @@ class UsageRegion {
   std::string path_;
   UsageRegionLayout* map_;
   size_t size_;
-  UsageSlot* slot_ = nullptr;
+  std::atomic<UsageSlot*> slot_{nullptr};  // this process's, claimed once
   pid_t slot_pid_ = 0;
   uint64_t incarnation_;
 };
