@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuda_api.h"
+#include "accounting.h"
 #include "cuda_device.h"
 #include "enforcer.h"
 #include "export.h"
@@ -69,64 +70,24 @@ CUresult CurrentDevice(CUdevice* dev) {
 
 namespace {
 
-// An allocation of `bytes` on a device, admitted or refused before the
-// driver is called. `account` is null when nothing is counted (inactive).
-struct Gate {
-  CUresult refuse = CUDA_SUCCESS;
-  DeviceAccount* account = nullptr;
-  uint64_t bytes = 0;
-};
-
-Gate Admit(CUdevice dev, uint64_t bytes) {
-  Enforcer& e = Enforcer::Get();
-  Gate g;
-  if (!e.active()) {
-    if (e.failed_closed()) {
-      e.ReportRefusal("device memory");
-      g.refuse = CUDA_ERROR_OUT_OF_MEMORY;
+// CUDA's side of Admit: the device of a current-context allocation, or of
+// cuMemCreate's location. Returns CUDA_SUCCESS (go on) or what to answer.
+CUresult AdmitOnDevice(const CUdevice* dev, uint64_t bytes, Gate* g) {
+  CUresult context_rc = CUDA_SUCCESS;
+  *g = Admit(bytes, [&]() -> DeviceAccount* {
+    CUdevice d = 0;
+    if (dev) {
+      d = *dev;
+    } else if ((context_rc = CurrentDevice(&d)) != CUDA_SUCCESS) {
+      return nullptr;
     }
-    return g;
-  }
-  DeviceAccount* account = AccountOf(e, dev);
-  if (!account || !e.Reserve(account, bytes)) {
-    g.refuse = CUDA_ERROR_OUT_OF_MEMORY;
-    return g;
-  }
-  g.account = account;
-  g.bytes = bytes;
-  return g;
+    return AccountOf(Enforcer::Get(), d);
+  });
+  if (!g->refused) return CUDA_SUCCESS;
+  return context_rc != CUDA_SUCCESS ? context_rc : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-Gate AdmitOnCurrentDevice(uint64_t bytes) {
-  Enforcer& e = Enforcer::Get();
-  if (!e.active()) return Admit(0, bytes);  // pass through, or refused when failed closed
-  CUdevice dev = 0;
-  const CUresult rc = CurrentDevice(&dev);
-  if (rc != CUDA_SUCCESS) {
-    Gate g;
-    g.refuse = rc;
-    return g;
-  }
-  return Admit(dev, bytes);
-}
-
-// After the driver call: keep the reservation under `key`, or give it back.
-void Settle(const Gate& g, CUresult rc, Kind kind, uint64_t key) {
-  if (!g.account) return;
-  Enforcer& e = Enforcer::Get();
-  if (rc == CUDA_SUCCESS)
-    e.Remember(kind, key, g.account, g.bytes);
-  else
-    e.Release(g.account, g.bytes);
-}
-
-void Freed(Kind kind, uint64_t key) {
-  Enforcer& e = Enforcer::Get();
-  if (!e.active()) return;
-  DeviceAccount* account = nullptr;
-  uint64_t bytes = 0;
-  if (e.Forget(kind, key, &account, &bytes)) e.Release(account, bytes);
-}
+CUresult AdmitOnCurrentDevice(uint64_t bytes, Gate* g) { return AdmitOnDevice(nullptr, bytes, g); }
 
 uint64_t ElementBytes(int format) {
   switch (format) {
@@ -151,17 +112,13 @@ uint64_t ArrayBytes(size_t w, size_t h, size_t d, unsigned channels, int format)
          ElementBytes(format);
 }
 
-// The memory query of the job's device: the limit as the total, what the
-// job has not used of it (and the device has free) as free.
+// The memory query of CUDA device `dev` in a job.
 void ReportLimit(CUdevice dev, size_t* free_bytes, size_t* total_bytes) {
   Enforcer& e = Enforcer::Get();
-  if (!e.active()) return;
-  DeviceAccount* account = AccountOf(e, dev);
-  const uint64_t limit = account ? account->limit.memory_bytes : 0;
-  const uint64_t used = account ? e.Used(account) : 0;
-  const uint64_t left = limit > used ? limit - used : 0;
-  if (total_bytes) *total_bytes = static_cast<size_t>(limit);
-  if (free_bytes && *free_bytes > left) *free_bytes = static_cast<size_t>(left);
+  uint64_t free64 = free_bytes ? *free_bytes : UINT64_MAX, total64 = 0;
+  if (!JobMemory(AccountOf(e, dev), &free64, &total64)) return;
+  if (free_bytes) *free_bytes = static_cast<size_t>(free64);
+  if (total_bytes) *total_bytes = static_cast<size_t>(total64);
 }
 
 }  // namespace
@@ -183,10 +140,10 @@ VGPU_HOOK CUresult cuInit(unsigned int flags) {
 VGPU_HOOK CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytes) {
   VGPU_REAL(kCuda, cuMemAlloc_v2);
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  Gate g = AdmitOnCurrentDevice(bytes);
-  if (g.refuse != CUDA_SUCCESS) return g.refuse;
+  Gate g;
+  if (CUresult refused = AdmitOnCurrentDevice(bytes, &g)) return refused;
   CUresult rc = real(dptr, bytes);
-  Settle(g, rc, Kind::kPointer, dptr ? *dptr : 0);
+  Settle(g, rc == CUDA_SUCCESS, Kind::kPointer, dptr ? *dptr : 0);
   return rc;
 }
 
@@ -195,10 +152,10 @@ VGPU_HOOK CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned i
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   // Managed memory can migrate out of the device; counted in full, as it
   // may all be resident at once.
-  Gate g = AdmitOnCurrentDevice(bytes);
-  if (g.refuse != CUDA_SUCCESS) return g.refuse;
+  Gate g;
+  if (CUresult refused = AdmitOnCurrentDevice(bytes, &g)) return refused;
   CUresult rc = real(dptr, bytes, flags);
-  Settle(g, rc, Kind::kPointer, dptr ? *dptr : 0);
+  Settle(g, rc == CUDA_SUCCESS, Kind::kPointer, dptr ? *dptr : 0);
   return rc;
 }
 
@@ -206,25 +163,17 @@ VGPU_HOOK CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t w
                                       unsigned int element_bytes) {
   VGPU_REAL(kCuda, cuMemAllocPitch_v2);
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  // The pitch is known only afterwards: reserve rows of 512-byte multiples,
-  // then settle the difference.
-  const uint64_t guess = (static_cast<uint64_t>(width) + 511) / 512 * 512 * height;
-  Gate g = AdmitOnCurrentDevice(guess);
-  if (g.refuse != CUDA_SUCCESS) return g.refuse;
+  // The pitch is known only afterwards: admitted with a guess, settled.
+  const uint64_t guess = PitchGuess(width, height);
+  Gate g;
+  if (CUresult refused = AdmitOnCurrentDevice(guess, &g)) return refused;
   CUresult rc = real(dptr, pitch, width, height, element_bytes);
-  if (rc == CUDA_SUCCESS && g.account && pitch) {
-    Enforcer& e = Enforcer::Get();
-    const uint64_t actual = static_cast<uint64_t>(*pitch) * height;
-    if (actual > guess && !e.Reserve(g.account, actual - guess)) {
-      VGPU_REAL(kCuda, cuMemFree_v2);
-      if (real) real(*dptr);
-      e.Release(g.account, guess);
-      return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    if (actual < guess) e.Release(g.account, guess - actual);
-    g.bytes = actual;
+  if (rc == CUDA_SUCCESS && pitch && !SettlePitch(&g, guess, static_cast<uint64_t>(*pitch) * height)) {
+    VGPU_REAL(kCuda, cuMemFree_v2);
+    if (real) real(*dptr);
+    return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  Settle(g, rc, Kind::kPointer, dptr ? *dptr : 0);
+  Settle(g, rc == CUDA_SUCCESS, Kind::kPointer, dptr ? *dptr : 0);
   return rc;
 }
 
@@ -252,11 +201,12 @@ VGPU_HOOK CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t byte
   VGPU_REAL(kCuda, cuMemCreate);
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   Gate g;
-  if (prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE)
-    g = Admit(prop->location.id, bytes);
-  if (g.refuse != CUDA_SUCCESS) return g.refuse;
+  if (prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+    const CUdevice dev = prop->location.id;
+    if (CUresult refused = AdmitOnDevice(&dev, bytes, &g)) return refused;
+  }
   CUresult rc = real(handle, bytes, prop, flags);
-  Settle(g, rc, Kind::kHandle, handle ? *handle : 0);
+  Settle(g, rc == CUDA_SUCCESS, Kind::kHandle, handle ? *handle : 0);
   return rc;
 }
 
@@ -280,10 +230,10 @@ VGPU_FREE(cuArrayDestroy, CUarray, Kind::kArray, reinterpret_cast<uint64_t>(x))
   VGPU_HOOK CUresult name(CUdeviceptr* dptr, size_t bytes, CUstream stream) {    \
     VGPU_REAL(kCuda, name);                                                      \
     if (!real) return CUDA_ERROR_NOT_INITIALIZED;                                \
-    Gate g = AdmitOnCurrentDevice(bytes);                                        \
-    if (g.refuse != CUDA_SUCCESS) return g.refuse;                               \
+    Gate g;                                                                      \
+    if (CUresult refused = AdmitOnCurrentDevice(bytes, &g)) return refused;      \
     CUresult rc = real(dptr, bytes, stream);                                     \
-    Settle(g, rc, Kind::kPointer, dptr ? *dptr : 0);                             \
+    Settle(g, rc == CUDA_SUCCESS, Kind::kPointer, dptr ? *dptr : 0);                             \
     return rc;                                                                   \
   }
 VGPU_ALLOC_ASYNC(cuMemAllocAsync)
@@ -293,10 +243,10 @@ VGPU_ALLOC_ASYNC(cuMemAllocAsync_ptsz)
   VGPU_HOOK CUresult name(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream stream) { \
     VGPU_REAL(kCuda, name);                                                                    \
     if (!real) return CUDA_ERROR_NOT_INITIALIZED;                                              \
-    Gate g = AdmitOnCurrentDevice(bytes);                                                      \
-    if (g.refuse != CUDA_SUCCESS) return g.refuse;                                             \
+    Gate g;                                                                                    \
+    if (CUresult refused = AdmitOnCurrentDevice(bytes, &g)) return refused;                    \
     CUresult rc = real(dptr, bytes, pool, stream);                                             \
-    Settle(g, rc, Kind::kPointer, dptr ? *dptr : 0);                                           \
+    Settle(g, rc == CUDA_SUCCESS, Kind::kPointer, dptr ? *dptr : 0);                                           \
     return rc;                                                                                 \
   }
 VGPU_ALLOC_FROM_POOL(cuMemAllocFromPoolAsync)
@@ -317,10 +267,12 @@ VGPU_HOOK CUresult cuArrayCreate_v2(CUarray* array, const CUDA_ARRAY_DESCRIPTOR*
   VGPU_REAL(kCuda, cuArrayCreate_v2);
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   Gate g;
-  if (desc) g = AdmitOnCurrentDevice(ArrayBytes(desc->Width, desc->Height, 1, desc->NumChannels, desc->Format));
-  if (g.refuse != CUDA_SUCCESS) return g.refuse;
+  if (desc) {
+    if (CUresult refused = AdmitOnCurrentDevice(ArrayBytes(desc->Width, desc->Height, 1, desc->NumChannels, desc->Format), &g))
+      return refused;
+  }
   CUresult rc = real(array, desc);
-  Settle(g, rc, Kind::kArray, array ? reinterpret_cast<uint64_t>(*array) : 0);
+  Settle(g, rc == CUDA_SUCCESS, Kind::kArray, array ? reinterpret_cast<uint64_t>(*array) : 0);
   return rc;
 }
 
@@ -328,11 +280,13 @@ VGPU_HOOK CUresult cuArray3DCreate_v2(CUarray* array, const CUDA_ARRAY3D_DESCRIP
   VGPU_REAL(kCuda, cuArray3DCreate_v2);
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   Gate g;
-  if (desc)
-    g = AdmitOnCurrentDevice(ArrayBytes(desc->Width, desc->Height, desc->Depth, desc->NumChannels, desc->Format));
-  if (g.refuse != CUDA_SUCCESS) return g.refuse;
+  if (desc) {
+    if (CUresult refused = AdmitOnCurrentDevice(
+            ArrayBytes(desc->Width, desc->Height, desc->Depth, desc->NumChannels, desc->Format), &g))
+      return refused;
+  }
   CUresult rc = real(array, desc);
-  Settle(g, rc, Kind::kArray, array ? reinterpret_cast<uint64_t>(*array) : 0);
+  Settle(g, rc == CUDA_SUCCESS, Kind::kArray, array ? reinterpret_cast<uint64_t>(*array) : 0);
   return rc;
 }
 

@@ -19,6 +19,8 @@ void* HookByName(const char* name) {
     if (std::strcmp(kCudaLaunchHooks[i].name, name) == 0) return kCudaLaunchHooks[i].function;
   for (size_t i = 0; i < kNvmlHookCount; ++i)
     if (std::strcmp(kNvmlHooks[i].name, name) == 0) return kNvmlHooks[i].function;
+  for (size_t i = 0; i < kHipHookCount; ++i)
+    if (std::strcmp(kHipHooks[i].name, name) == 0) return kHipHooks[i].function;
   return nullptr;
 }
 

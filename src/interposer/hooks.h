@@ -16,13 +16,16 @@ struct Hook {
   void* function;    // our hook
 };
 
-// Each vendor's hooks (cuda_hooks.cc, launch_hooks.cc, nvml_hooks.cc).
+// Each vendor's hooks (cuda_hooks.cc, launch_hooks.cc, nvml_hooks.cc,
+// hip_hooks.cc).
 extern const Hook kCudaHooks[];
 extern const size_t kCudaHookCount;
 extern const Hook kCudaLaunchHooks[];
 extern const size_t kCudaLaunchHookCount;
 extern const Hook kNvmlHooks[];
 extern const size_t kNvmlHookCount;
+extern const Hook kHipHooks[];
+extern const size_t kHipHookCount;
 
 // Our hook for exported name `name`, or null.
 void* HookByName(const char* name);
@@ -30,6 +33,7 @@ void* HookByName(const char* name);
 // Whether `name` could be a hooked vendor symbol (cheap prefix test).
 inline bool MaybeVendorSymbol(const char* name) {
   return name && ((name[0] == 'c' && name[1] == 'u') ||
+                  (name[0] == 'h' && name[1] == 'i' && name[2] == 'p') ||
                   (name[0] == 'n' && name[1] == 'v' && name[2] == 'm' && name[3] == 'l'));
 }
 

@@ -3,6 +3,7 @@
 // size themselves from NVML should see it.
 #include <string>
 
+#include "accounting.h"
 #include "enforcer.h"
 #include "export.h"
 #include "hooks.h"
@@ -25,16 +26,16 @@ DeviceAccount* AccountOf(Enforcer& e, nvmlDevice_t device) {
 
 // total, free, used of the job on `device`; false when NVML's own numbers
 // stand (inactive).
-bool JobMemory(nvmlDevice_t device, unsigned long long* total, unsigned long long* free_bytes,
-               unsigned long long* used) {
+bool JobNumbers(nvmlDevice_t device, unsigned long long* total, unsigned long long* free_bytes,
+                unsigned long long* used) {
   Enforcer& e = Enforcer::Get();
   if (!e.active()) return false;
   DeviceAccount* account = AccountOf(e, device);
-  const unsigned long long limit = account ? account->limit.memory_bytes : 0;
-  const unsigned long long in_use = account ? e.Used(account) : 0;
-  *total = limit;
-  *used = in_use;
-  *free_bytes = limit > in_use ? limit - in_use : 0;
+  uint64_t free64 = UINT64_MAX, total64 = 0;
+  JobMemory(account, &free64, &total64);
+  *total = total64;
+  *free_bytes = free64;
+  *used = total64 - free64;
   return true;
 }
 
@@ -48,7 +49,7 @@ VGPU_HOOK nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t
   VGPU_REAL(kNvml, nvmlDeviceGetMemoryInfo);
   if (!real) return NVML_ERROR_NO_PERMISSION;
   nvmlReturn_t rc = real(device, memory);
-  if (rc == NVML_SUCCESS && memory) JobMemory(device, &memory->total, &memory->free, &memory->used);
+  if (rc == NVML_SUCCESS && memory) JobNumbers(device, &memory->total, &memory->free, &memory->used);
   return rc;
 }
 
@@ -56,7 +57,7 @@ VGPU_HOOK nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemor
   VGPU_REAL(kNvml, nvmlDeviceGetMemoryInfo_v2);
   if (!real) return NVML_ERROR_NO_PERMISSION;
   nvmlReturn_t rc = real(device, memory);
-  if (rc == NVML_SUCCESS && memory && JobMemory(device, &memory->total, &memory->free, &memory->used))
+  if (rc == NVML_SUCCESS && memory && JobNumbers(device, &memory->total, &memory->free, &memory->used))
     memory->reserved = 0;
   return rc;
 }

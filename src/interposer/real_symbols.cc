@@ -26,7 +26,8 @@ DlsymFn RealDlsym() {
 void* RealSymbol(Vendor vendor, const char* name) {
   static void* const cuda = Open("libcuda.so.1");
   static void* const nvml = Open("libnvidia-ml.so.1");
-  void* handle = vendor == Vendor::kCuda ? cuda : nvml;
+  static void* const hip = Open("libamdhip64.so");
+  void* handle = vendor == Vendor::kCuda ? cuda : vendor == Vendor::kNvml ? nvml : hip;
   DlsymFn real_dlsym = RealDlsym();
   return handle && real_dlsym ? real_dlsym(handle, name) : nullptr;
 }

@@ -7,14 +7,15 @@
 namespace vgpu {
 namespace interposer {
 
-enum class Vendor { kCuda, kNvml };
+enum class Vendor { kCuda, kNvml, kHip };
 
 using DlsymFn = void* (*)(void*, const char*);
 
 // glibc's dlsym (the one after this library).
 DlsymFn RealDlsym();
 
-// `name` in the vendor's library (libcuda.so.1, libnvidia-ml.so.1), or
+// `name` in the vendor's library (libcuda.so.1, libnvidia-ml.so.1,
+// libamdhip64.so), or
 // null if the library is not loaded in this process and cannot be, or has
 // no such symbol.
 void* RealSymbol(Vendor vendor, const char* name);

@@ -15,6 +15,10 @@ DEV0=GPU-00000000-0000-0000-0000-000000000001
 DEV1=GPU-00000000-0000-0000-0000-000000000002
 export VGPU_STUB_CUDA_DEVICES="$DEV0,$((8 * GIB));$DEV1,$((8 * GIB))"
 export VGPU_STUB_NVML_DEVICES="NVIDIA H100,0,$((8 * GIB)),0000:1b:00.0,$DEV0;NVIDIA H100,1,$((8 * GIB)),0000:1c:00.0,$DEV1"
+DCU0=0000:c1:00.0
+DCU1=0000:c2:00.0
+export VGPU_STUB_HIP_DEVICES="$DCU0,$((8 * GIB));$DCU1,$((8 * GIB))"
+HIP_PROBE=$BIN/hip_probe
 export LD_LIBRARY_PATH=$STUBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 unset VGPU_SHARES VGPU_RUN_DIR
 
@@ -57,15 +61,18 @@ new_job() {
 	mkdir -p "$CG_BASE/job_$id"
 	echo "$id"
 }
-# vgpu_job MEMORY: a job whose device 0 ($DEV0) has MEMORY bytes, 10 of
-# 100 shares; printed.
-vgpu_job() {
+# limits_job DEVICE...: a new job whose run directory has these devices
+# (job_setup's ID,MEMORY,SHARES,OF[,VENDOR]); its id printed.
+limits_job() {
 	local id
 	id=$(new_job)
 	mkdir -p -m 0755 "$RUN_DIR"
-	"$BIN/job_setup" create "$RUN_DIR" "$id" 0 0 "$DEV0:$1:10:100" >&2 || return 1
+	"$BIN/job_setup" create "$RUN_DIR" "$id" 0 0 "$@" >&2 || return 1
 	echo "$id"
 }
+# vgpu_job MEMORY: a job whose device 0 ($DEV0) has MEMORY bytes, 10 of
+# 100 shares; printed.
+vgpu_job() { limits_job "$DEV0,$1,10,100"; }
 # in_job ID CMD...: runs CMD inside job ID's cgroup.
 in_job() {
 	local id=$1
@@ -77,6 +84,16 @@ kill_job() {
 	local p
 	while read -r p; do kill -9 "$p" 2>/dev/null; done <"$CG_BASE/job_$1/cgroup.procs"
 	for _ in $(seq 50); do [ -s "$CG_BASE/job_$1/cgroup.procs" ] || return 0; sleep 0.02; done
+}
+# dcu_job MEMORY: a job whose device 0 is the DCU $DCU0 (matched by PCI bus
+# id) with MEMORY bytes, 10 of 100 shares; printed.
+dcu_job() { limits_job "$DCU0,$1,10,100,dcu"; }
+# hip_probe ID -- COMMANDS: hip_probe with libvgpu.so preloaded in job ID.
+hip_probe() {
+	local id=$1
+	shift
+	[ "$1" = -- ] && shift
+	in_job "$id" env LD_PRELOAD="$LIB" "$HIP_PROBE" "$@" 2>"$WORK/stderr"
 }
 # probe [ID] -- COMMANDS: cuda_probe with libvgpu.so preloaded (in job ID
 # if given); stderr into $WORK/stderr.

@@ -1,0 +1,234 @@
+// HIP runtime hooks (Hygon DCU, AMD GPUs): the same limits as for CUDA.
+// Device memory is counted on every allocation path and refused past the
+// job's limit with hipErrorOutOfMemory; hipMemGetInfo and
+// hipDeviceTotalMem report the limit; kernel, module and graph launches
+// are paced to the job's share. A device is matched to the limits file by
+// its PCI bus id (the id HIP gives for it).
+#include <string>
+
+#include "accounting.h"
+#include "enforcer.h"
+#include "export.h"
+#include "hip_api.h"
+#include "hooks.h"
+#include "launch_pacer.h"
+#include "real_symbols.h"
+
+namespace vgpu {
+namespace interposer {
+namespace {
+
+using Kind = Enforcer::Kind;
+constexpr Vendor kHip = Vendor::kHip;
+
+template <typename F>
+F Real(const char* name) {
+  return reinterpret_cast<F>(RealSymbol(kHip, name));
+}
+
+int CurrentDevice() {
+  static const auto get = Real<decltype(&hipGetDevice)>("hipGetDevice");
+  int dev = -1;
+  return get && get(&dev) == hipSuccess ? dev : -1;
+}
+
+// The job's account of HIP device `dev` (null: not the job's).
+DeviceAccount* AccountOf(int dev) {
+  static const auto bus_id = Real<decltype(&hipDeviceGetPCIBusId)>("hipDeviceGetPCIBusId");
+  Enforcer& e = Enforcer::Get();
+  char id[64] = {0};
+  DeviceAccount* account = nullptr;
+  if (dev >= 0 && bus_id && bus_id(id, sizeof(id), dev) == hipSuccess) account = e.Find(id);
+  if (!account)
+    e.WarnOnce("HIP device " + std::to_string(dev) + " (" + id + ") is not one of job " +
+               std::to_string(e.job_id()) + "'s devices: its memory is refused");
+  return account;
+}
+
+// HIP's side of Admit: the current device. hipSuccess or what to answer.
+hipError_t AdmitHere(uint64_t bytes, Gate* g) {
+  *g = Admit(bytes, [] { return AccountOf(CurrentDevice()); });
+  return g->refused ? hipErrorOutOfMemory : hipSuccess;
+}
+
+uint64_t Key(void* ptr) { return reinterpret_cast<uint64_t>(ptr); }
+
+const EventOps kHipEvents = {
+    [](void) -> void* {
+      const int dev = CurrentDevice();
+      return dev >= 0 ? reinterpret_cast<void*>(static_cast<uintptr_t>(dev) + 1) : nullptr;
+    },
+    [](void** event) {
+      static const auto create = Real<decltype(&hipEventCreate)>("hipEventCreate");
+      return create && create(reinterpret_cast<hipEvent_t*>(event)) == hipSuccess;
+    },
+    [](void* event, void* stream, bool) {
+      static const auto record = Real<decltype(&hipEventRecord)>("hipEventRecord");
+      return record && record(static_cast<hipEvent_t>(event), static_cast<hipStream_t>(stream)) == hipSuccess;
+    },
+    [](void* event) {
+      static const auto query = Real<decltype(&hipEventQuery)>("hipEventQuery");
+      if (!query) return -1;
+      const hipError_t rc = query(static_cast<hipEvent_t>(event));
+      return rc == hipSuccess ? 1 : rc == hipErrorNotReady ? 0 : -1;
+    },
+    [](void* event) {
+      static const auto wait = Real<decltype(&hipEventSynchronize)>("hipEventSynchronize");
+      return wait && wait(static_cast<hipEvent_t>(event)) == hipSuccess;
+    },
+    [](float* ms, void* start, void* end) {
+      static const auto elapsed = Real<decltype(&hipEventElapsedTime)>("hipEventElapsedTime");
+      return elapsed && elapsed(ms, static_cast<hipEvent_t>(start), static_cast<hipEvent_t>(end)) == hipSuccess;
+    },
+};
+
+uint64_t PaceBefore(hipStream_t stream) {
+  Enforcer& e = Enforcer::Get();
+  if (!e.active()) return 0;
+  DeviceAccount* account = AccountOf(CurrentDevice());
+  return account ? LaunchPacer::For(kHipEvents).Before(account, stream, false) : 0;
+}
+
+void PaceAfter(uint64_t ticket, hipError_t rc, hipStream_t stream) {
+  if (ticket) LaunchPacer::For(kHipEvents).After(ticket, rc == hipSuccess, stream, false);
+}
+
+}  // namespace
+}  // namespace interposer
+}  // namespace vgpu
+
+using namespace vgpu::interposer;
+
+VGPU_HOOK hipError_t hipGetDeviceCount(int* count) {
+  Enforcer& e = Enforcer::Get();
+  if (e.failed_closed()) {
+    e.ReportRefusal("hipGetDeviceCount");
+    return hipErrorNoDevice;
+  }
+  VGPU_REAL(kHip, hipGetDeviceCount);
+  return real ? real(count) : hipErrorNotInitialized;
+}
+
+// hipMalloc-like calls: (void** ptr, size_t size, EXTRA...).
+#define VGPU_HIP_ALLOC(name, params, args)                            \
+  VGPU_HOOK hipError_t name params {                                  \
+    VGPU_REAL(kHip, name);                                            \
+    if (!real) return hipErrorNotInitialized;                         \
+    if (size == 0) return real args; /* HIP: nothing is allocated */  \
+    Gate g;                                                           \
+    if (hipError_t refused = AdmitHere(size, &g)) return refused;     \
+    hipError_t rc = real args;                                        \
+    Settle(g, rc == hipSuccess, Kind::kPointer, ptr ? Key(*ptr) : 0); \
+    return rc;                                                        \
+  }
+VGPU_HIP_ALLOC(hipMalloc, (void** ptr, size_t size), (ptr, size))
+VGPU_HIP_ALLOC(hipExtMallocWithFlags, (void** ptr, size_t size, unsigned int flags), (ptr, size, flags))
+VGPU_HIP_ALLOC(hipMallocManaged, (void** ptr, size_t size, unsigned int flags), (ptr, size, flags))
+VGPU_HIP_ALLOC(hipMallocAsync, (void** ptr, size_t size, hipStream_t stream), (ptr, size, stream))
+VGPU_HIP_ALLOC(hipMallocFromPoolAsync, (void** ptr, size_t size, hipMemPool_t pool, hipStream_t stream),
+               (ptr, size, pool, stream))
+
+VGPU_HOOK hipError_t hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
+  VGPU_REAL(kHip, hipMallocPitch);
+  if (!real) return hipErrorNotInitialized;
+  // As for CUDA: admitted with a guess, settled once the pitch is known.
+  const uint64_t guess = PitchGuess(width, height);
+  if (guess == 0) return real(ptr, pitch, width, height);
+  Gate g;
+  if (hipError_t refused = AdmitHere(guess, &g)) return refused;
+  hipError_t rc = real(ptr, pitch, width, height);
+  if (rc == hipSuccess && pitch && !SettlePitch(&g, guess, static_cast<uint64_t>(*pitch) * height)) {
+    VGPU_REAL(kHip, hipFree);
+    if (real) real(*ptr);
+    return hipErrorOutOfMemory;
+  }
+  Settle(g, rc == hipSuccess, Kind::kPointer, ptr ? Key(*ptr) : 0);
+  return rc;
+}
+
+VGPU_HOOK hipError_t hipFree(void* ptr) {
+  VGPU_REAL(kHip, hipFree);
+  if (!real) return hipErrorNotInitialized;
+  hipError_t rc = real(ptr);
+  if (rc == hipSuccess && ptr) Freed(Kind::kPointer, Key(ptr));
+  return rc;
+}
+
+VGPU_HOOK hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {
+  VGPU_REAL(kHip, hipFreeAsync);
+  if (!real) return hipErrorNotInitialized;
+  hipError_t rc = real(ptr, stream);
+  if (rc == hipSuccess && ptr) Freed(Kind::kPointer, Key(ptr));
+  return rc;
+}
+
+VGPU_HOOK hipError_t hipMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  VGPU_REAL(kHip, hipMemGetInfo);
+  if (!real) return hipErrorNotInitialized;
+  hipError_t rc = real(free_bytes, total_bytes);
+  if (rc != hipSuccess || !Enforcer::Get().active()) return rc;
+  uint64_t free64 = free_bytes ? *free_bytes : UINT64_MAX, total64 = 0;
+  JobMemory(AccountOf(CurrentDevice()), &free64, &total64);
+  if (free_bytes) *free_bytes = static_cast<size_t>(free64);
+  if (total_bytes) *total_bytes = static_cast<size_t>(total64);
+  return rc;
+}
+
+VGPU_HOOK hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t dev) {
+  VGPU_REAL(kHip, hipDeviceTotalMem);
+  if (!real) return hipErrorNotInitialized;
+  hipError_t rc = real(bytes, dev);
+  uint64_t total64 = 0;
+  if (rc == hipSuccess && bytes && JobMemory(AccountOf(dev), nullptr, &total64))
+    *bytes = static_cast<size_t>(total64);
+  return rc;
+}
+
+VGPU_HOOK hipError_t hipLaunchKernel(const void* function, dim3 grid, dim3 block, void** args,
+                                     size_t shared_bytes, hipStream_t stream) {
+  VGPU_REAL(kHip, hipLaunchKernel);
+  if (!real) return hipErrorNotInitialized;
+  const uint64_t ticket = PaceBefore(stream);
+  const hipError_t rc = real(function, grid, block, args, shared_bytes, stream);
+  PaceAfter(ticket, rc, stream);
+  return rc;
+}
+
+VGPU_HOOK hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                           unsigned int bx, unsigned int by, unsigned int bz,
+                                           unsigned int shared_bytes, hipStream_t stream, void** params,
+                                           void** extra) {
+  VGPU_REAL(kHip, hipModuleLaunchKernel);
+  if (!real) return hipErrorNotInitialized;
+  const uint64_t ticket = PaceBefore(stream);
+  const hipError_t rc = real(f, gx, gy, gz, bx, by, bz, shared_bytes, stream, params, extra);
+  PaceAfter(ticket, rc, stream);
+  return rc;
+}
+
+VGPU_HOOK hipError_t hipGraphLaunch(hipGraphExec_t graph, hipStream_t stream) {
+  VGPU_REAL(kHip, hipGraphLaunch);
+  if (!real) return hipErrorNotInitialized;
+  const uint64_t ticket = PaceBefore(stream);
+  const hipError_t rc = real(graph, stream);
+  PaceAfter(ticket, rc, stream);
+  return rc;
+}
+
+namespace vgpu {
+namespace interposer {
+
+#define VGPU_HIP_ENTRY(name) {#name, reinterpret_cast<void*>(&::name)}
+const Hook kHipHooks[] = {
+    VGPU_HIP_ENTRY(hipGetDeviceCount),   VGPU_HIP_ENTRY(hipMalloc),
+    VGPU_HIP_ENTRY(hipExtMallocWithFlags), VGPU_HIP_ENTRY(hipMallocManaged),
+    VGPU_HIP_ENTRY(hipMallocAsync),      VGPU_HIP_ENTRY(hipMallocFromPoolAsync),
+    VGPU_HIP_ENTRY(hipMallocPitch),      VGPU_HIP_ENTRY(hipFree),
+    VGPU_HIP_ENTRY(hipFreeAsync),        VGPU_HIP_ENTRY(hipMemGetInfo),
+    VGPU_HIP_ENTRY(hipDeviceTotalMem),   VGPU_HIP_ENTRY(hipLaunchKernel),
+    VGPU_HIP_ENTRY(hipModuleLaunchKernel), VGPU_HIP_ENTRY(hipGraphLaunch),
+};
+const size_t kHipHookCount = sizeof(kHipHooks) / sizeof(kHipHooks[0]);
+
+}  // namespace interposer
+}  // namespace vgpu

@@ -1,0 +1,83 @@
+/* The part of the HIP runtime API (hip_runtime_api.h, libamdhip64.so) that
+ * slurm-vgpu's interposer hooks and its stub implements, for Hygon DCU and
+ * AMD GPUs. Declared here from AMD's public HIP reference: no ROCm header
+ * is installable from Debian's archive. Only what is used is declared.
+ * Plain C, shared by the C stub and test programs and the C++ library. */
+#ifndef VGPU_INTERPOSER_VENDOR_HIP_API_H_
+#define VGPU_INTERPOSER_VENDOR_HIP_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int hipError_t;
+enum {
+  hipSuccess = 0,
+  hipErrorInvalidValue = 1,
+  hipErrorOutOfMemory = 2,
+  hipErrorNotInitialized = 3,
+  hipErrorInvalidDeviceFunction = 98,
+  hipErrorNoDevice = 100,
+  hipErrorInvalidDevice = 101,
+  hipErrorInvalidHandle = 400,
+  hipErrorNotFound = 500,
+  hipErrorNotReady = 600,
+  hipErrorNotSupported = 801
+};
+
+typedef int hipDevice_t;
+typedef struct ihipStream_t* hipStream_t;
+typedef struct ihipEvent_t* hipEvent_t;
+typedef struct ihipModule_t* hipModule_t;
+typedef struct ihipModuleSymbol_t* hipFunction_t;
+typedef struct ihipMemPoolHandle_t* hipMemPool_t;
+typedef struct hipGraphExec* hipGraphExec_t;
+
+typedef struct dim3 {
+  uint32_t x, y, z;
+} dim3;
+
+/* Device identity and memory. */
+hipError_t hipGetDeviceCount(int* count);
+hipError_t hipGetDevice(int* device);
+hipError_t hipSetDevice(int device);
+hipError_t hipDeviceGetPCIBusId(char* bus_id, int length, int device);
+hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t device);
+hipError_t hipMemGetInfo(size_t* free_bytes, size_t* total_bytes);
+hipError_t hipMalloc(void** ptr, size_t size);
+hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned int flags);
+hipError_t hipMallocManaged(void** ptr, size_t size, unsigned int flags);
+hipError_t hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height);
+hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t stream);
+hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPool_t pool, hipStream_t stream);
+hipError_t hipFree(void* ptr);
+hipError_t hipFreeAsync(void* ptr, hipStream_t stream);
+
+/* Kernels, modules, graphs. */
+hipError_t hipModuleLoadData(hipModule_t* module, const void* image);
+hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char* name);
+hipError_t hipLaunchKernel(const void* function, dim3 grid, dim3 block, void** args, size_t shared_bytes,
+                           hipStream_t stream);
+hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                 unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared_bytes,
+                                 hipStream_t stream, void** params, void** extra);
+hipError_t hipGraphLaunch(hipGraphExec_t graph, hipStream_t stream);
+hipError_t hipDeviceSynchronize(void);
+hipError_t hipStreamSynchronize(hipStream_t stream);
+
+/* Events. */
+hipError_t hipEventCreate(hipEvent_t* event);
+hipError_t hipEventDestroy(hipEvent_t event);
+hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream);
+hipError_t hipEventQuery(hipEvent_t event);
+hipError_t hipEventSynchronize(hipEvent_t event);
+hipError_t hipEventElapsedTime(float* milliseconds, hipEvent_t start, hipEvent_t stop);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_INTERPOSER_VENDOR_HIP_API_H_ */
