@@ -33,35 +33,41 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cuda_api.h"
 #include "nvml_api.h"
+#include "probe_common.h"
 
-typedef struct {
-  int kind; /* 0 pointer, 1 handle, 2 array, 3 async pointer */
-  unsigned long long key;
-} held_t;
+/* held_t kinds: which call frees the allocation. */
+enum { HELD_PTR, HELD_HANDLE, HELD_ARRAY, HELD_ASYNC };
 
-/* Stub-only: device time this process's kernels took (tests/stubs). */
+/* Stub-only (tests/stubs): device time this process's kernels took; a
+ * graph of duration_us microseconds. */
 unsigned long long vgpu_stub_cuda_busy_ns(void);
 CUgraphExec vgpu_stub_cuda_graph(unsigned int duration_us);
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+static CUfunction work_function;
+
+static int work_load(const char* name) {
+  CUmodule mod;
+  CUresult rc = cuModuleLoadData(&mod, "stub");
+  work_function = NULL;
+  if (rc == CUDA_SUCCESS) rc = cuModuleGetFunction(&work_function, mod, name);
+  return rc;
 }
 
-static CUresult launch(const char* mode, CUfunction f, CUgraphExec g) {
+/* MODE: kernel (cuLaunchKernel), ptsz, ex, coop, graph. */
+static int work_launch(const char* mode, unsigned int us) {
+  CUfunction f = work_function;
   if (!strcmp(mode, "ptsz")) return cuLaunchKernel_ptsz(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
   if (!strcmp(mode, "coop")) return cuLaunchCooperativeKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL);
-  if (!strcmp(mode, "graph")) return cuGraphLaunch(g, NULL);
+  if (!strcmp(mode, "graph")) return cuGraphLaunch(vgpu_stub_cuda_graph(us), NULL);
   if (!strcmp(mode, "ex")) {
     CUlaunchConfig c;
     memset(&c, 0, sizeof(c));
@@ -71,15 +77,9 @@ static CUresult launch(const char* mode, CUfunction f, CUgraphExec g) {
   return cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
 }
 
-static held_t held[4096];
-static int nheld = 0;
-static CUdevice device = 0;
+static const probe_api api = {work_load, work_launch, cuCtxSynchronize, vgpu_stub_cuda_busy_ns};
 
-static void keep(int kind, unsigned long long key) {
-  if (nheld < 4096) held[nheld++] = (held_t){kind, key};
-}
-
-static unsigned long long num(const char* s) { return strtoull(s, NULL, 0); }
+static CUdevice device = 0; /* the device of `init` */
 
 static const char* where(void* fn) {
   Dl_info info;
@@ -94,13 +94,11 @@ int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   for (int i = 1; i < argc; ++i) {
     const char* c = argv[i];
-    const char* a1 = i + 1 < argc ? argv[i + 1] : "0";
-    const char* a2 = i + 2 < argc ? argv[i + 2] : "0";
-    const char* a3 = i + 3 < argc ? argv[i + 3] : "0";
+    const char *a1 = arg(argc, argv, i + 1), *a2 = arg(argc, argv, i + 2), *a3 = arg(argc, argv, i + 3);
     CUresult rc;
     CUdeviceptr p = 0;
     if (!strcmp(c, "init")) {
-      int ordinal = (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') ? (int)num(argv[++i]) : 0;
+      int ordinal = ordinal_arg(argc, argv, &i);
       CUcontext ctx;
       rc = cuInit(0);
       if (rc == CUDA_SUCCESS) rc = cuDeviceGet(&device, ordinal);
@@ -108,12 +106,10 @@ int main(int argc, char** argv) {
       printf("init %d\n", rc);
     } else if (!strcmp(c, "alloc")) {
       rc = cuMemAlloc_v2(&p, num(a1));
-      if (rc == CUDA_SUCCESS) keep(0, p);
-      printf("alloc %d\n", rc), ++i;
+      allocated(c, rc, HELD_PTR, p), ++i;
     } else if (!strcmp(c, "managed")) {
       rc = cuMemAllocManaged(&p, num(a1), 1);
-      if (rc == CUDA_SUCCESS) keep(0, p);
-      printf("managed %d\n", rc), ++i;
+      allocated(c, rc, HELD_PTR, p), ++i;
     } else if (!strcmp(c, "create")) {
       CUmemAllocationProp prop;
       CUmemGenericAllocationHandle h = 0;
@@ -122,43 +118,35 @@ int main(int argc, char** argv) {
       prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
       prop.location.id = device;
       rc = cuMemCreate(&h, num(a1), &prop, 0);
-      if (rc == CUDA_SUCCESS) keep(1, h);
-      printf("create %d\n", rc), ++i;
+      allocated(c, rc, HELD_HANDLE, h), ++i;
     } else if (!strcmp(c, "async") || !strcmp(c, "async_ptsz")) {
       rc = !strcmp(c, "async") ? cuMemAllocAsync(&p, num(a1), NULL) : cuMemAllocAsync_ptsz(&p, num(a1), NULL);
-      if (rc == CUDA_SUCCESS) keep(3, p);
-      printf("%s %d\n", c, rc), ++i;
+      allocated(c, rc, HELD_ASYNC, p), ++i;
     } else if (!strcmp(c, "pool") || !strcmp(c, "pool_ptsz")) {
       rc = !strcmp(c, "pool") ? cuMemAllocFromPoolAsync(&p, num(a1), NULL, NULL)
                               : cuMemAllocFromPoolAsync_ptsz(&p, num(a1), NULL, NULL);
-      if (rc == CUDA_SUCCESS) keep(3, p);
-      printf("%s %d\n", c, rc), ++i;
+      allocated(c, rc, HELD_ASYNC, p), ++i;
     } else if (!strcmp(c, "pitch")) {
       size_t pitch = 0;
       rc = cuMemAllocPitch_v2(&p, &pitch, num(a1), num(a2), 4);
-      if (rc == CUDA_SUCCESS) keep(0, p);
+      if (rc == CUDA_SUCCESS) keep(HELD_PTR, p);
       printf("pitch %d %zu\n", rc, pitch), i += 2;
     } else if (!strcmp(c, "array")) {
       CUDA_ARRAY_DESCRIPTOR d = {num(a1), num(a2), CU_AD_FORMAT_FLOAT, 1};
       CUarray arr = NULL;
       rc = cuArrayCreate_v2(&arr, &d);
-      if (rc == CUDA_SUCCESS) keep(2, (unsigned long long)(uintptr_t)arr);
-      printf("array %d\n", rc), i += 2;
+      allocated(c, rc, HELD_ARRAY, (uintptr_t)arr), i += 2;
     } else if (!strcmp(c, "array3d")) {
       CUDA_ARRAY3D_DESCRIPTOR d = {num(a1), num(a2), num(a3), CU_AD_FORMAT_FLOAT, 1, 0};
       CUarray arr = NULL;
       rc = cuArray3DCreate_v2(&arr, &d);
-      if (rc == CUDA_SUCCESS) keep(2, (unsigned long long)(uintptr_t)arr);
-      printf("array3d %d\n", rc), i += 3;
+      allocated(c, rc, HELD_ARRAY, (uintptr_t)arr), i += 3;
     } else if (!strcmp(c, "free")) {
-      if (nheld == 0) {
-        printf("free none\n");
-        continue;
-      }
-      held_t h = held[--nheld];
-      if (h.kind == 0) rc = cuMemFree_v2(h.key);
-      else if (h.kind == 1) rc = cuMemRelease(h.key);
-      else if (h.kind == 2) rc = cuArrayDestroy((CUarray)(uintptr_t)h.key);
+      held_t h;
+      if (!take(&h)) continue;
+      if (h.kind == HELD_PTR) rc = cuMemFree_v2(h.key);
+      else if (h.kind == HELD_HANDLE) rc = cuMemRelease(h.key);
+      else if (h.kind == HELD_ARRAY) rc = cuArrayDestroy((CUarray)(uintptr_t)h.key);
       else rc = cuMemFreeAsync(h.key, NULL);
       printf("free %d\n", rc);
     } else if (!strcmp(c, "info")) {
@@ -196,7 +184,7 @@ int main(int argc, char** argv) {
       CUdriverProcAddressQueryResult st;
       rc = gpa ? gpa("cuMemAlloc", (void**)&alloc, 12040, 0, &st) : CUDA_ERROR_NOT_FOUND;
       if (rc == CUDA_SUCCESS && alloc) rc = alloc(&p, num(a1));
-      if (rc == CUDA_SUCCESS) keep(0, p);
+      if (rc == CUDA_SUCCESS) keep(HELD_PTR, p);
       printf("rtalloc %d %s\n", rc, where((void*)gpa)), ++i;
     } else if (!strcmp(c, "rtld_next")) {
       printf("rtld_next %s\n", dlsym(RTLD_NEXT, "dlsym") == dlsym(RTLD_DEFAULT, "dlsym") ? "ok" : "wrong");
@@ -225,30 +213,9 @@ int main(int argc, char** argv) {
       execv("/proc/self/exe", argv + i);
       printf("exec failed\n");
       return 1;
-    } else if (!strcmp(c, "work")) {
-      CUmodule mod;
-      CUfunction f = NULL;
-      char name[64];
-      snprintf(name, sizeof(name), "busy_%sus", a2);
-      CUgraphExec g = vgpu_stub_cuda_graph((unsigned)num(a2));
-      rc = cuModuleLoadData(&mod, "stub");
-      if (rc == CUDA_SUCCESS) rc = cuModuleGetFunction(&f, mod, name);
-      double t0 = now_ms(), end = t0 + atof(a1) * 1e3;
-      unsigned long long busy0 = vgpu_stub_cuda_busy_ns(), n = 0;
-      while (rc == CUDA_SUCCESS && now_ms() < end) {
-        rc = launch(a3, f, g);
-        if (rc == CUDA_SUCCESS) rc = cuCtxSynchronize();
-        ++n;
-      }
-      printf("work %llu %.1f %.1f\n", rc == CUDA_SUCCESS ? n : 0ULL, (vgpu_stub_cuda_busy_ns() - busy0) / 1e6,
-             now_ms() - t0);
-      i += 3;
-    } else if (!strcmp(c, "hold")) {
-      printf("hold\n");
-      for (;;) pause();
     } else {
-      fprintf(stderr, "cuda_probe: unknown command %s\n", c);
-      return 2;
+      int status = probe_shared(&api, "cuda_probe", argc, argv, &i);
+      if (status >= 0) return status;
     }
   }
   return 0;

@@ -1,6 +1,7 @@
 /* Stub CUDA driver (built as stubs/libcuda.so.1) for the interposer tests.
  * Devices, contexts and memory are simulated; kernels only occupy a
- * simulated device clock. Entry points: src/interposer/vendor/cuda_api.h.
+ * simulated device clock. Entry points: src/interposer/vendor/cuda_api.h;
+ * the model, shared with hip_stub.c: stub_accel.h.
  *
  * Environment, read by the first successful cuInit (later calls keep the
  * state and return CUDA_SUCCESS; a failed one leaves nothing behind):
@@ -44,26 +45,29 @@
  * Build with -Wl,-Bsymbolic: cuGetProcAddress must return this library's
  * functions even when an LD_PRELOADed interposer defines the same names.
  * One mutex guards the devices, the allocation table and the event table. */
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cuda_api.h"
-#include "stub_devices.h"
+
+#define ACCEL_OK CUDA_SUCCESS
+#define ACCEL_INVALID_VALUE CUDA_ERROR_INVALID_VALUE
+#define ACCEL_INVALID_DEVICE CUDA_ERROR_INVALID_DEVICE
+#define ACCEL_INVALID_HANDLE CUDA_ERROR_INVALID_HANDLE
+#define ACCEL_OUT_OF_MEMORY CUDA_ERROR_OUT_OF_MEMORY
+#define ACCEL_NOT_READY CUDA_ERROR_NOT_READY
+#define ACCEL_NOT_FOUND CUDA_ERROR_NOT_FOUND
+#define ACCEL_NO_DEVICE CUDA_ERROR_NO_DEVICE
+#define ACCEL_NO_CLOCK CUDA_ERROR_NOT_PERMITTED
+#include "stub_accel.h"
 
 /* Arguments the simulation does not model (streams, grid sizes, flags) are
  * ignored. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_LONG_LOCK_FREE == 2, "shared clock: lock-free 64 bits");
 
 CUgraphExec vgpu_stub_cuda_graph(unsigned int duration_us);
 unsigned long long vgpu_stub_cuda_kernels_launched(void);
@@ -76,84 +80,29 @@ static struct CUmod_st {
   int unused;
 } g_module; /* the one module */
 
-typedef struct {
-  char uuid_text[STUB_FIELD_LEN];
-  unsigned char uuid[16];
-  size_t memory, used;
-  uint64_t next_offset;
-  struct CUctx_st primary;
-  _Atomic uint64_t* busy_until; /* the shared clock file, or local_busy */
-  _Atomic uint64_t local_busy;
-  _Atomic uint64_t last_end; /* end of this process's last kernel here */
-} device_t;
-
-typedef struct {
-  uint64_t key; /* the CUevent's value */
-  int device, recorded;
-  unsigned int flags;
-  uint64_t t; /* completion time of the last record */
-} event_t;
-
-enum { KIND_PTR, KIND_HANDLE, KIND_ARRAY };
-typedef struct {
-  int kind, device;
-  uint64_t key; /* device pointer, handle, or array address */
-  size_t bytes, pitch;
-} alloc_t;
-
-#define PTR_BASE 0x7f0000000000ULL
-#define TAG_SHIFT 60
-#define TAG_FUNC 0xfULL
-#define TAG_GRAPH 0xeULL
-#define TAG_EVENT 0xdULL
 #define EVENT_FLAGS 0x7U /* CU_EVENT_BLOCKING_SYNC 1, DISABLE_TIMING 2, INTERPROCESS 4 */
-#define MAX_US (1ULL << 40)
-#define CLOCK_FILE_BYTES 64
-#define TRY(call)                  \
-  do {                             \
-    CUresult rc_ = (call);         \
-    if (rc_ != CUDA_SUCCESS) return rc_; \
-  } while (0)
 
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int g_ready;
-static int g_count;
-static device_t g_dev[STUB_MAX_DEVICES];
-static alloc_t* g_table;
-static size_t g_used, g_cap;
-static uint64_t g_next_id = 1;
-static event_t* g_events; /* live events */
-static size_t g_events_used, g_events_cap;
-static uint64_t g_next_event = 1;
+static unsigned char g_uuid[STUB_MAX_DEVICES][16];   /* each device's cuDeviceGetUuid */
+static struct CUctx_st g_primary[STUB_MAX_DEVICES]; /* each device's primary context */
 static _Thread_local CUcontext t_current;
-static _Atomic unsigned long long g_launched, g_busy_ns;
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Sleeps until CLOCK_MONOTONIC reads `t` (ns). */
-static void sleep_until(uint64_t t) {
-  struct timespec ts;
-  ts.tv_sec = (time_t)(t / 1000000000ULL);
-  ts.tv_nsec = (long)(t % 1000000000ULL);
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) continue;
-}
 
 static int ready(void) { return atomic_load_explicit(&g_ready, memory_order_acquire); }
-static int valid_device(CUdevice d) { return d >= 0 && d < g_count; }
 
-/* The checks of a call taking output `out` and device ordinal `d`. */
-static CUresult device_call(const void* out, CUdevice d) {
+static int api_ready(void) { return ready() ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED; }
+
+/* The current context's device; CUDA_ERROR_INVALID_CONTEXT without one. */
+static int api_current_device(int* device) {
   if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
-  if (out == NULL) return CUDA_ERROR_INVALID_VALUE;
-  return valid_device(d) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+  if (t_current == NULL || !t_current->alive) return CUDA_ERROR_INVALID_CONTEXT;
+  *device = t_current->device;
+  return CUDA_SUCCESS;
 }
 
-/* "GPU-" and exactly 32 hex digits, dashes ignored; 0 on success. */
-static int parse_uuid(const char* s, unsigned char out[16]) {
+/* Device `device`'s uuid `s` into g_uuid: "GPU-" and exactly 32 hex digits,
+ * dashes ignored; 0 on success. */
+static int parse_uuid(const char* s, int device) {
+  unsigned char* out = g_uuid[device];
   int n = 0;
   if (strncmp(s, "GPU-", 4) != 0) return -1;
   for (s += 4; *s != '\0'; ++s) {
@@ -171,123 +120,42 @@ static int parse_uuid(const char* s, unsigned char out[16]) {
   return n == 32 ? 0 : -1;
 }
 
-/* Maps <dir>/<uuid>.clock; NULL on failure. A new file reads as 0. */
-static _Atomic uint64_t* map_clock(const char* dir, const char* uuid) {
-  char path[4096];
-  struct stat st;
-  void* p;
-  int fd;
-  if (snprintf(path, sizeof(path), "%s/%s.clock", dir, uuid) >= (int)sizeof(path)) return NULL;
-  fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) return NULL;
-  /* Growing to the same size twice is harmless; never shrink. */
-  if (fstat(fd, &st) != 0 || (st.st_size < CLOCK_FILE_BYTES && ftruncate(fd, CLOCK_FILE_BYTES) != 0)) {
-    close(fd);
-    return NULL;
-  }
-  p = mmap(NULL, CLOCK_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  return p == MAP_FAILED ? NULL : (_Atomic uint64_t*)p;
-}
-
-/* The current context's device; CUDA_ERROR_INVALID_CONTEXT without one. */
-static CUresult current_device(int* device) {
-  if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
-  if (t_current == NULL || !t_current->alive) return CUDA_ERROR_INVALID_CONTEXT;
-  *device = t_current->device;
-  return CUDA_SUCCESS;
-}
-
 /* Books `bytes` on `device` under a new key of `kind` (a device pointer for
- * KIND_PTR). CUDA_ERROR_OUT_OF_MEMORY if the device has less left. */
-static CUresult reserve(int kind, int device, size_t bytes, size_t pitch, unsigned long long* key) {
-  device_t* d = &g_dev[device];
-  CUresult rc = CUDA_SUCCESS;
+ * KIND_PTR). 0 bytes: CUDA_ERROR_INVALID_VALUE; CUDA_ERROR_OUT_OF_MEMORY if
+ * the device has less left. */
+static CUresult reserve(int kind, int device, size_t bytes, unsigned long long* key) {
+  uint64_t k;
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&g_mu);
-  if (bytes > d->memory - d->used) {
-    rc = CUDA_ERROR_OUT_OF_MEMORY;
-  } else if (g_used == g_cap) {
-    size_t cap = g_cap ? g_cap * 2 : 64;
-    alloc_t* t = realloc(g_table, cap * sizeof(*t));
-    if (t == NULL) rc = CUDA_ERROR_OUT_OF_MEMORY;
-    else g_table = t, g_cap = cap;
-  }
-  if (rc == CUDA_SUCCESS) {
-    if (kind == KIND_PTR) {
-      *key = PTR_BASE + ((uint64_t)device << 40) + d->next_offset;
-      d->next_offset += ((uint64_t)bytes + 255) & ~255ULL;
-    } else if (kind == KIND_HANDLE) {
-      *key = 0x1000 + g_next_id++;
-    } else {
-      *key = 0xa0000000ULL + 64 * g_next_id++;
-    }
-    d->used += bytes;
-    g_table[g_used++] = (alloc_t){kind, device, *key, bytes, pitch};
-  }
-  pthread_mutex_unlock(&g_mu);
-  return rc;
-}
-
-/* Returns the bytes of `key`; CUDA_ERROR_INVALID_VALUE if not booked. */
-static CUresult release(int kind, uint64_t key) {
-  CUresult rc = CUDA_ERROR_INVALID_VALUE;
-  if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
-  pthread_mutex_lock(&g_mu);
-  for (size_t i = 0; i < g_used; ++i) {
-    if (g_table[i].kind == kind && g_table[i].key == key) {
-      g_dev[g_table[i].device].used -= g_table[i].bytes;
-      g_table[i] = g_table[--g_used];
-      rc = CUDA_SUCCESS;
-      break;
-    }
-  }
-  pthread_mutex_unlock(&g_mu);
-  return rc;
+  TRY(accel_reserve(kind, device, bytes, &k));
+  *key = k;
+  return CUDA_SUCCESS;
 }
 
 /* A device pointer of `bytes` on the current context's device. */
 static CUresult alloc_current(CUdeviceptr* dptr, size_t bytes) {
   int device;
-  TRY(current_device(&device));
+  TRY(api_current_device(&device));
   if (dptr == NULL) return CUDA_ERROR_INVALID_VALUE;
-  return reserve(KIND_PTR, device, bytes, 0, dptr);
+  return reserve(KIND_PTR, device, bytes, dptr);
+}
+
+/* Queues kernel or graph `handle` (see accel_launch); one without `tag`:
+ * CUDA_ERROR_INVALID_HANDLE. */
+static CUresult launch_tagged(const void* handle, uint64_t tag) {
+  return accel_launch(handle, tag, CUDA_ERROR_INVALID_HANDLE);
 }
 
 CUresult cuInit(unsigned int flags) {
-  stub_record rec[STUB_MAX_DEVICES];
-  const char* dir = getenv("VGPU_STUB_CUDA_CLOCK_DIR");
   CUresult rc = CUDA_SUCCESS;
-  int n;
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&g_mu);
-  if (ready()) goto out;
-  n = stub_read_records("VGPU_STUB_CUDA_DEVICES", rec);
-  if (n == 0) rc = CUDA_ERROR_NO_DEVICE;
-  for (int i = 0; i < n && rc == CUDA_SUCCESS; ++i) {
-    device_t* d = &g_dev[i];
-    char* end;
-    memset(d, 0, sizeof(*d));
-    d->memory = (size_t)strtoull(rec[i].field[1], &end, 10);
-    if (rec[i].count < 2 || parse_uuid(rec[i].field[0], d->uuid) != 0 || rec[i].field[1][0] == '\0' ||
-        *end != '\0') {
-      fprintf(stderr, "cuda_stub: bad VGPU_STUB_CUDA_DEVICES record %d\n", i);
-      rc = CUDA_ERROR_INVALID_VALUE;
-      break;
-    }
-    memcpy(d->uuid_text, rec[i].field[0], sizeof(d->uuid_text));
-    d->primary = (struct CUctx_st){i, 1};
-    d->busy_until = &d->local_busy;
-    if (dir != NULL && dir[0] != '\0' && (d->busy_until = map_clock(dir, d->uuid_text)) == NULL) {
-      fprintf(stderr, "cuda_stub: cannot map %s/%s.clock\n", dir, d->uuid_text);
-      rc = CUDA_ERROR_NOT_PERMITTED;
+  if (!ready()) {
+    rc = accel_load("cuda_stub", "VGPU_STUB_CUDA_DEVICES", "VGPU_STUB_CUDA_CLOCK_DIR", parse_uuid);
+    if (rc == CUDA_SUCCESS) {
+      for (int i = 0; i < g_count; ++i) g_primary[i] = (struct CUctx_st){i, 1};
+      atomic_store_explicit(&g_ready, 1, memory_order_release);
     }
   }
-  if (rc == CUDA_SUCCESS) {
-    g_count = n;
-    atomic_store_explicit(&g_ready, 1, memory_order_release);
-  }
-out:
   pthread_mutex_unlock(&g_mu);
   return rc;
 }
@@ -307,37 +175,33 @@ CUresult cuDeviceGetCount(int* count) {
 }
 
 CUresult cuDeviceGet(CUdevice* device, int ordinal) {
-  CUresult rc = device_call(device, ordinal);
+  CUresult rc = accel_device_call(device, ordinal);
   if (rc == CUDA_SUCCESS) *device = ordinal;
   return rc;
 }
 
 CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice device) {
-  CUresult rc = device_call(uuid, device);
-  if (rc == CUDA_SUCCESS) memcpy(uuid->bytes, g_dev[device].uuid, 16);
+  CUresult rc = accel_device_call(uuid, device);
+  if (rc == CUDA_SUCCESS) memcpy(uuid->bytes, g_uuid[device], 16);
   return rc;
 }
 
 CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice device) { return cuDeviceGetUuid(uuid, device); }
 
-CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice device) {
-  CUresult rc = device_call(bytes, device);
-  if (rc == CUDA_SUCCESS) *bytes = g_dev[device].memory;
-  return rc;
-}
+CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice device) { return accel_total_mem(bytes, device); }
 
 /* The device's one primary context; not made current. */
 CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice device) {
-  CUresult rc = device_call(ctx, device);
-  if (rc == CUDA_SUCCESS) *ctx = &g_dev[device].primary;
+  CUresult rc = accel_device_call(ctx, device);
+  if (rc == CUDA_SUCCESS) *ctx = &g_primary[device];
   return rc;
 }
 
-CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) { return device_call("", device); }
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) { return accel_device_call("", device); }
 
 /* A new context on `device`, made current on this thread. */
 CUresult cuCtxCreate_v2(CUcontext* ctx, unsigned int flags, CUdevice device) {
-  TRY(device_call(ctx, device));
+  TRY(accel_device_call(ctx, device));
   if ((*ctx = malloc(sizeof(**ctx))) == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
   **ctx = (struct CUctx_st){device, 1};
   t_current = *ctx;
@@ -348,7 +212,7 @@ CUresult cuCtxCreate_v2(CUcontext* ctx, unsigned int flags, CUdevice device) {
 CUresult cuCtxDestroy_v2(CUcontext ctx) {
   if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
   if (ctx == NULL) return CUDA_ERROR_INVALID_VALUE;
-  if (ctx != &g_dev[ctx->device].primary) ctx->alive = 0;
+  if (ctx != &g_primary[ctx->device]) ctx->alive = 0;
   if (t_current == ctx && !ctx->alive) t_current = NULL;
   return CUDA_SUCCESS;
 }
@@ -367,28 +231,17 @@ CUresult cuCtxGetCurrent(CUcontext* ctx) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuCtxGetDevice(CUdevice* device) {
-  int d;
-  TRY(current_device(&d));
-  if (device == NULL) return CUDA_ERROR_INVALID_VALUE;
-  *device = d;
-  return CUDA_SUCCESS;
-}
+CUresult cuCtxGetDevice(CUdevice* device) { return accel_get_device(device); }
 
 /* Sleeps until this process's last kernel on the current device ended. */
-CUresult cuCtxSynchronize(void) {
-  int d;
-  TRY(current_device(&d));
-  sleep_until(atomic_load(&g_dev[d].last_end));
-  return CUDA_SUCCESS;
-}
+CUresult cuCtxSynchronize(void) { return accel_synchronize(); }
 
 CUresult cuStreamSynchronize(CUstream stream) { return cuCtxSynchronize(); }
 
 /* Needs a current context; the image is not read. */
 CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   int d;
-  TRY(current_device(&d));
+  TRY(api_current_device(&d));
   if (module == NULL || image == NULL) return CUDA_ERROR_INVALID_VALUE;
   *module = &g_module;
   return CUDA_SUCCESS;
@@ -396,67 +249,28 @@ CUresult cuModuleLoadData(CUmodule* module, const void* image) {
 
 /* "busy_<N>us" (decimal N, at most 2^40): a kernel of N microseconds. */
 CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, const char* name) {
-  unsigned long long us = 0;
-  const char* p;
-  if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
-  if (function == NULL || name == NULL) return CUDA_ERROR_INVALID_VALUE;
-  if (module != &g_module) return CUDA_ERROR_INVALID_HANDLE;
-  if (strncmp(name, "busy_", 5) != 0) return CUDA_ERROR_NOT_FOUND;
-  for (p = name + 5; *p >= '0' && *p <= '9' && us <= MAX_US; ++p) us = us * 10 + (unsigned)(*p - '0');
-  if (p == name + 5 || us > MAX_US || strcmp(p, "us") != 0) return CUDA_ERROR_NOT_FOUND;
-  *function = (CUfunction)(uintptr_t)((TAG_FUNC << TAG_SHIFT) | us);
-  return CUDA_SUCCESS;
+  uint64_t f;
+  CUresult rc = accel_function(function != NULL && name != NULL, module == &g_module, name, &f);
+  if (rc == CUDA_SUCCESS) *function = (CUfunction)(uintptr_t)f;
+  return rc;
 }
 
-/* Queues kernel or graph `handle` (which must carry `tag`) on the current
- * context's device: start = max(now, busy-until), busy-until = start + its
- * time, by compare-and-swap as other processes may share the clock. */
-static CUresult launch_tagged(const void* handle, uint64_t tag) {
-  uint64_t v = (uint64_t)(uintptr_t)handle, dur, now, old, start, end, prev;
-  _Atomic uint64_t* clock;
-  int d;
-  TRY(current_device(&d));
-  if ((v >> TAG_SHIFT) != tag) return CUDA_ERROR_INVALID_HANDLE;
-  dur = (v & ((1ULL << TAG_SHIFT) - 1)) * 1000ULL;
-  clock = g_dev[d].busy_until;
-  now = now_ns();
-  old = atomic_load(clock);
-  do {
-    start = old > now ? old : now;
-    end = start + dur;
-  } while (!atomic_compare_exchange_weak(clock, &old, end));
-  prev = atomic_load(&g_dev[d].last_end);
-  while (prev < end && !atomic_compare_exchange_weak(&g_dev[d].last_end, &prev, end)) continue;
-  atomic_fetch_add(&g_launched, 1);
-  atomic_fetch_add(&g_busy_ns, dur);
-  return CUDA_SUCCESS;
-}
-
-CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) {
-  int d;
-  TRY(current_device(&d));
-  if (free_bytes == NULL || total_bytes == NULL) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&g_mu);
-  *free_bytes = g_dev[d].memory - g_dev[d].used;
-  *total_bytes = g_dev[d].memory;
-  pthread_mutex_unlock(&g_mu);
-  return CUDA_SUCCESS;
-}
+CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) { return accel_mem_info(free_bytes, total_bytes); }
 
 CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytes) { return alloc_current(dptr, bytes); }
-CUresult cuMemFree_v2(CUdeviceptr dptr) { return release(KIND_PTR, dptr); }
+CUresult cuMemFree_v2(CUdeviceptr dptr) { return accel_release(KIND_PTR, dptr); }
 
 /* pitch = width_bytes rounded up to a multiple of 512; takes pitch * height. */
 CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width_bytes, size_t height,
                             unsigned int element_bytes) {
   int d;
   size_t p, bytes;
-  TRY(current_device(&d));
+  TRY(api_current_device(&d));
   if (dptr == NULL || pitch == NULL || width_bytes == 0 || height == 0 || width_bytes > SIZE_MAX - 511)
     return CUDA_ERROR_INVALID_VALUE;
   p = (width_bytes + 511) & ~(size_t)511;
   if (__builtin_mul_overflow(p, height, &bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
-  TRY(reserve(KIND_PTR, d, bytes, p, dptr));
+  TRY(reserve(KIND_PTR, d, bytes, dptr));
   *pitch = p;
   return CUDA_SUCCESS;
 }
@@ -471,11 +285,11 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes, const C
   if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
   if (handle == NULL || prop == NULL || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
     return CUDA_ERROR_INVALID_VALUE;
-  if (!valid_device(prop->location.id)) return CUDA_ERROR_INVALID_DEVICE;
-  return reserve(KIND_HANDLE, prop->location.id, bytes, 0, handle);
+  if (!accel_valid_device(prop->location.id)) return CUDA_ERROR_INVALID_DEVICE;
+  return reserve(KIND_HANDLE, prop->location.id, bytes, handle);
 }
 
-CUresult cuMemRelease(CUmemGenericAllocationHandle handle) { return release(KIND_HANDLE, handle); }
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle) { return accel_release(KIND_HANDLE, handle); }
 
 /* Stream-ordered allocation happens at once; pools are ignored. */
 CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream s) { return alloc_current(dptr, bytes); }
@@ -486,7 +300,7 @@ CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool p
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream s) {
   return cuMemAllocFromPoolAsync(dptr, bytes, pool, s);
 }
-CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s) { return release(KIND_PTR, dptr); }
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s) { return accel_release(KIND_PTR, dptr); }
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s) { return cuMemFreeAsync(dptr, s); }
 
 /* Width * max(Height,1) * max(Depth,1) * NumChannels * element bytes of
@@ -497,7 +311,7 @@ static CUresult array_create(CUarray* array, size_t w, size_t h, size_t depth, i
   size_t elem, bytes;
   unsigned long long key;
   CUresult rc;
-  TRY(current_device(&d));
+  TRY(api_current_device(&d));
   switch (format) {
     case CU_AD_FORMAT_UNSIGNED_INT8: case CU_AD_FORMAT_SIGNED_INT8: elem = 1; break;
     case CU_AD_FORMAT_UNSIGNED_INT16: case CU_AD_FORMAT_SIGNED_INT16: case CU_AD_FORMAT_HALF: elem = 2; break;
@@ -508,7 +322,7 @@ static CUresult array_create(CUarray* array, size_t w, size_t h, size_t depth, i
   if (__builtin_mul_overflow(w, h ? h : 1, &bytes) || __builtin_mul_overflow(bytes, depth ? depth : 1, &bytes) ||
       __builtin_mul_overflow(bytes, (size_t)ch * elem, &bytes))
     return CUDA_ERROR_OUT_OF_MEMORY;
-  if ((rc = reserve(KIND_ARRAY, d, bytes, 0, &key)) == CUDA_SUCCESS) *array = (CUarray)(uintptr_t)key;
+  if ((rc = reserve(KIND_ARRAY, d, bytes, &key)) == CUDA_SUCCESS) *array = (CUarray)(uintptr_t)key;
   return rc;
 }
 
@@ -522,7 +336,7 @@ CUresult cuArray3DCreate_v2(CUarray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc)
   return array_create(array, desc->Width, desc->Height, desc->Depth, desc->Format, desc->NumChannels);
 }
 
-CUresult cuArrayDestroy(CUarray array) { return release(KIND_ARRAY, (uint64_t)(uintptr_t)array); }
+CUresult cuArrayDestroy(CUarray array) { return accel_release(KIND_ARRAY, (uint64_t)(uintptr_t)array); }
 
 /* Every launch variant: the kernel's time on the current context's device
  * (of config->hStream for cuLaunchKernelEx: streams are not modelled). */
@@ -554,106 +368,32 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned 
 CUresult cuGraphLaunch(CUgraphExec graph, CUstream s) { return launch_tagged(graph, TAG_GRAPH); }
 CUresult cuGraphLaunch_ptsz(CUgraphExec graph, CUstream s) { return launch_tagged(graph, TAG_GRAPH); }
 
-CUgraphExec vgpu_stub_cuda_graph(unsigned int duration_us) {
-  return (CUgraphExec)(uintptr_t)((TAG_GRAPH << TAG_SHIFT) | duration_us);
-}
-
-/* The live event `e`, or NULL; call with g_mu held (the pointer is good
- * until it is released: the table moves). */
-static event_t* find_event(CUevent e) {
-  uint64_t key = (uint64_t)(uintptr_t)e;
-  for (size_t i = 0; i < g_events_used; ++i)
-    if (g_events[i].key == key) return &g_events[i];
-  return NULL;
-}
-
-/* A copy of live event `e` in *out. */
-static CUresult get_event(CUevent e, event_t* out) {
-  event_t* ev;
-  if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
-  pthread_mutex_lock(&g_mu);
-  if ((ev = find_event(e)) != NULL) *out = *ev;
-  pthread_mutex_unlock(&g_mu);
-  return ev != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-}
+CUgraphExec vgpu_stub_cuda_graph(unsigned int duration_us) { return (CUgraphExec)accel_graph(duration_us); }
 
 /* On the current context's device; flags beyond the driver's three:
  * CUDA_ERROR_INVALID_VALUE (the others only matter for timing). */
 CUresult cuEventCreate(CUevent* event, unsigned int flags) {
-  int d;
-  CUresult rc = CUDA_SUCCESS;
-  TRY(current_device(&d));
-  if (event == NULL || (flags & ~EVENT_FLAGS) != 0) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&g_mu);
-  if (g_events_used == g_events_cap) {
-    size_t cap = g_events_cap ? g_events_cap * 2 : 16;
-    event_t* t = realloc(g_events, cap * sizeof(*t));
-    if (t == NULL) rc = CUDA_ERROR_OUT_OF_MEMORY;
-    else g_events = t, g_events_cap = cap;
-  }
-  if (rc == CUDA_SUCCESS) {
-    uint64_t key = (TAG_EVENT << TAG_SHIFT) | g_next_event++;
-    g_events[g_events_used++] = (event_t){key, d, 0, flags, 0};
-    *event = (CUevent)(uintptr_t)key;
-  }
-  pthread_mutex_unlock(&g_mu);
+  uint64_t key;
+  CUresult rc = accel_event_create(event != NULL && (flags & ~EVENT_FLAGS) == 0,
+                                   (flags & CU_EVENT_DISABLE_TIMING) != 0, &key);
+  if (rc == CUDA_SUCCESS) *event = (CUevent)(uintptr_t)key;
   return rc;
 }
 
 /* A pending event may be destroyed, as with the real driver. */
-CUresult cuEventDestroy_v2(CUevent event) {
-  event_t* ev;
-  if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
-  pthread_mutex_lock(&g_mu);
-  if ((ev = find_event(event)) != NULL) *ev = g_events[--g_events_used];
-  pthread_mutex_unlock(&g_mu);
-  return ev != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-}
+CUresult cuEventDestroy_v2(CUevent event) { return accel_event_destroy((uintptr_t)event); }
 
 /* On the event's device, whatever the stream and the current context. */
-CUresult cuEventRecord(CUevent event, CUstream stream) {
-  event_t* ev;
-  if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
-  pthread_mutex_lock(&g_mu);
-  if ((ev = find_event(event)) != NULL) {
-    uint64_t now = now_ns(), busy = atomic_load(g_dev[ev->device].busy_until);
-    ev->t = busy > now ? busy : now;
-    ev->recorded = 1;
-  }
-  pthread_mutex_unlock(&g_mu);
-  return ev != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-}
-
+CUresult cuEventRecord(CUevent event, CUstream stream) { return accel_event_record((uintptr_t)event); }
 CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) { return cuEventRecord(event, stream); }
 
-CUresult cuEventQuery(CUevent event) {
-  event_t ev;
-  TRY(get_event(event, &ev));
-  return !ev.recorded || now_ns() >= ev.t ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
-}
-
-CUresult cuEventSynchronize(CUevent event) {
-  event_t ev;
-  TRY(get_event(event, &ev));
-  if (ev.recorded) sleep_until(ev.t);
-  return CUDA_SUCCESS;
-}
+CUresult cuEventQuery(CUevent event) { return accel_event_query((uintptr_t)event); }
+CUresult cuEventSynchronize(CUevent event) { return accel_event_synchronize((uintptr_t)event); }
 
 /* Handle errors (unknown, never recorded, DISABLE_TIMING) come before
  * CUDA_ERROR_NOT_READY. */
 CUresult cuEventElapsedTime(float* milliseconds, CUevent start, CUevent end) {
-  event_t a, b;
-  uint64_t now;
-  if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
-  if (milliseconds == NULL) return CUDA_ERROR_INVALID_VALUE;
-  TRY(get_event(start, &a));
-  TRY(get_event(end, &b));
-  if (!a.recorded || !b.recorded || ((a.flags | b.flags) & CU_EVENT_DISABLE_TIMING) != 0)
-    return CUDA_ERROR_INVALID_HANDLE;
-  now = now_ns();
-  if (now < a.t || now < b.t) return CUDA_ERROR_NOT_READY;
-  *milliseconds = (float)((double)(int64_t)(b.t - a.t) / 1e6);
-  return CUDA_SUCCESS;
+  return accel_event_elapsed(milliseconds, (uintptr_t)start, (uintptr_t)end);
 }
 
 unsigned long long vgpu_stub_cuda_kernels_launched(void) { return atomic_load(&g_launched); }

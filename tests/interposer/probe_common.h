@@ -1,0 +1,115 @@
+/* Shared by cuda_probe.c and hip_probe.c, the test programs that run the
+ * commands of their arguments in order and print one line per command:
+ * argument helpers, the list of allocations held (for `free`), and the
+ * commands both have, run by probe_shared:
+ *
+ *   work SECONDS US MODE    launches US-microsecond kernels of the stub
+ *                           back to back for SECONDS, synchronising after
+ *                           each                                    -> "work N BUSY_MS WALL_MS"
+ *                           N: launches (0 if a call failed); BUSY_MS: the
+ *                           device time the stub booked meanwhile
+ *   hold                    prints "hold", sleeps until killed
+ */
+#ifndef VGPU_TESTS_PROBE_COMMON_H_
+#define VGPU_TESTS_PROBE_COMMON_H_
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* What `work` needs of the API. The calls return the API's result, 0 for
+ * success (CUDA_SUCCESS, hipSuccess). */
+typedef struct {
+  int (*load)(const char* name); /* loads kernel `name` ("busy_<US>us") */
+  /* Launches the kernel, or a graph of `us` microseconds, as MODE says. */
+  int (*launch)(const char* mode, unsigned int us);
+  int (*sync)(void);                   /* waits until the launches have ended */
+  unsigned long long (*busy_ns)(void); /* device time the stub booked for this process */
+} probe_api;
+
+typedef struct {
+  int kind; /* the includer's: which call frees it */
+  unsigned long long key;
+} held_t;
+
+static held_t held[4096];
+static int nheld = 0;
+
+static inline unsigned long long num(const char* s) { return strtoull(s, NULL, 0); }
+
+/* argv[i], or "0" past the end. */
+static inline const char* arg(int argc, char** argv, int i) { return i < argc ? argv[i] : "0"; }
+
+/* The optional argument after argv[*i] (an ordinal, if it starts with a
+ * digit: consumed); else 0. */
+static inline int ordinal_arg(int argc, char** argv, int* i) {
+  return (*i + 1 < argc && argv[*i + 1][0] >= '0' && argv[*i + 1][0] <= '9') ? (int)num(argv[++*i]) : 0;
+}
+
+/* Holds an allocation for `free` (up to 4096; later ones are not freed). */
+static inline void keep(int kind, unsigned long long key) {
+  if (nheld < 4096) held[nheld++] = (held_t){kind, key};
+}
+
+/* The newest allocation still held, taken off the list into *h; none:
+ * prints "free none" and returns 0. */
+static inline int take(held_t* h) {
+  if (nheld == 0) {
+    printf("free none\n");
+    return 0;
+  }
+  *h = held[--nheld];
+  return 1;
+}
+
+static inline double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* After an allocation command: holds `key` (of `kind`) if `rc` is 0, and
+ * prints "<command> RC". */
+static inline void allocated(const char* command, int rc, int kind, unsigned long long key) {
+  if (rc == 0) keep(kind, key);
+  printf("%s %d\n", command, rc);
+}
+
+/* The `work` command (see the top). */
+static inline void probe_work(const probe_api* api, const char* seconds, const char* us, const char* mode) {
+  char name[64];
+  unsigned int n_us = (unsigned)num(us);
+  int rc;
+  snprintf(name, sizeof(name), "busy_%sus", us);
+  rc = api->load(name);
+  double t0 = now_ms(), end = t0 + atof(seconds) * 1e3;
+  unsigned long long busy0 = api->busy_ns(), n = 0;
+  while (rc == 0 && now_ms() < end) {
+    rc = api->launch(mode, n_us);
+    if (rc == 0) rc = api->sync();
+    ++n;
+  }
+  printf("work %llu %.1f %.1f\n", rc == 0 ? n : 0ULL, (api->busy_ns() - busy0) / 1e6, now_ms() - t0);
+}
+
+/* The commands after a probe's own: work and hold (see the top), taking
+ * their arguments after argv[*i]. Else a line on stderr for an unknown
+ * command. Returns -1 to go on, or the exit status (2: unknown). */
+static inline int probe_shared(const probe_api* api, const char* probe, int argc, char** argv, int* i) {
+  const char* c = argv[*i];
+  if (!strcmp(c, "work")) {
+    probe_work(api, arg(argc, argv, *i + 1), arg(argc, argv, *i + 2), arg(argc, argv, *i + 3));
+    *i += 3;
+    return -1;
+  }
+  if (!strcmp(c, "hold")) {
+    printf("hold\n");
+    for (;;) pause();
+  }
+  fprintf(stderr, "%s: unknown command %s\n", probe, c);
+  return 2;
+}
+
+#endif /* VGPU_TESTS_PROBE_COMMON_H_ */
