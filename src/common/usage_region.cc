@@ -216,6 +216,14 @@ UsageSlot* UsageRegion::Slot() {
       if (!Alive(map_->slots()[i])) free_slot = &map_->slots()[i];
   }
   UsageSlot* s = mine ? mine : free_slot;
+  // Processes that exited since the last claim stop counting now, so that
+  // a new process's memory queries are right from the start. (kill(pid, 0)
+  // only: cheap; a reused pid is caught when a reservation needs the room.)
+  for (uint32_t i = 0, n = Limit(); i < n; ++i) {
+    UsageSlot& o = map_->slots()[i];
+    const int32_t pid = o.pid.load();
+    if (&o != s && pid > 0 && pid != me && kill(pid, 0) != 0 && errno == ESRCH) o.pid.store(0);
+  }
   if (s) {
     const uint32_t index = static_cast<uint32_t>(s - map_->slots());
     if (index + 1 > map_->slot_limit.load()) map_->slot_limit.store(index + 1);

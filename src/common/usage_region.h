@@ -3,8 +3,8 @@
 // device. Each process owns one slot (its pid, its start time, the bytes it
 // holds); the job's use is the sum over live slots, so a process killed
 // with SIGKILL stops counting as soon as someone notices it is gone (the
-// next reservation that would go over the limit reaps dead slots), and
-// nothing has to run at its death.
+// next process to start, or the next reservation that would go over the
+// limit, reaps dead slots), and nothing has to run at its death.
 //
 // Concurrency: a robust process-shared mutex guards "sum, then reserve" so
 // that two processes cannot both take the last bytes; it is never held

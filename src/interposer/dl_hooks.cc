@@ -21,6 +21,8 @@ void* HookByName(const char* name) {
     if (std::strcmp(kNvmlHooks[i].name, name) == 0) return kNvmlHooks[i].function;
   for (size_t i = 0; i < kHipHookCount; ++i)
     if (std::strcmp(kHipHooks[i].name, name) == 0) return kHipHooks[i].function;
+  for (size_t i = 0; i < kAclHookCount; ++i)
+    if (std::strcmp(kAclHooks[i].name, name) == 0) return kAclHooks[i].function;
   return nullptr;
 }
 

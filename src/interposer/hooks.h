@@ -17,7 +17,7 @@ struct Hook {
 };
 
 // Each vendor's hooks (cuda_hooks.cc, launch_hooks.cc, nvml_hooks.cc,
-// hip_hooks.cc).
+// hip_hooks.cc, acl_hooks.cc).
 extern const Hook kCudaHooks[];
 extern const size_t kCudaHookCount;
 extern const Hook kCudaLaunchHooks[];
@@ -26,6 +26,8 @@ extern const Hook kNvmlHooks[];
 extern const size_t kNvmlHookCount;
 extern const Hook kHipHooks[];
 extern const size_t kHipHookCount;
+extern const Hook kAclHooks[];
+extern const size_t kAclHookCount;
 
 // Our hook for exported name `name`, or null.
 void* HookByName(const char* name);
@@ -34,6 +36,7 @@ void* HookByName(const char* name);
 inline bool MaybeVendorSymbol(const char* name) {
   return name && ((name[0] == 'c' && name[1] == 'u') ||
                   (name[0] == 'h' && name[1] == 'i' && name[2] == 'p') ||
+                  (name[0] == 'a' && name[1] == 'c' && name[2] == 'l') ||
                   (name[0] == 'n' && name[1] == 'v' && name[2] == 'm' && name[3] == 'l'));
 }
 

@@ -27,7 +27,11 @@ void* RealSymbol(Vendor vendor, const char* name) {
   static void* const cuda = Open("libcuda.so.1");
   static void* const nvml = Open("libnvidia-ml.so.1");
   static void* const hip = Open("libamdhip64.so");
-  void* handle = vendor == Vendor::kCuda ? cuda : vendor == Vendor::kNvml ? nvml : hip;
+  static void* const acl = Open("libascendcl.so");
+  void* handle = vendor == Vendor::kCuda  ? cuda
+                 : vendor == Vendor::kNvml ? nvml
+                 : vendor == Vendor::kHip  ? hip
+                                           : acl;
   DlsymFn real_dlsym = RealDlsym();
   return handle && real_dlsym ? real_dlsym(handle, name) : nullptr;
 }

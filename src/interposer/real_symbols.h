@@ -7,7 +7,7 @@
 namespace vgpu {
 namespace interposer {
 
-enum class Vendor { kCuda, kNvml, kHip };
+enum class Vendor { kCuda, kNvml, kHip, kAcl };
 
 using DlsymFn = void* (*)(void*, const char*);
 
@@ -15,7 +15,7 @@ using DlsymFn = void* (*)(void*, const char*);
 DlsymFn RealDlsym();
 
 // `name` in the vendor's library (libcuda.so.1, libnvidia-ml.so.1,
-// libamdhip64.so), or
+// libamdhip64.so, libascendcl.so), or
 // null if the library is not loaded in this process and cannot be, or has
 // no such symbol.
 void* RealSymbol(Vendor vendor, const char* name);

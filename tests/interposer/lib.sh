@@ -19,6 +19,9 @@ DCU0=0000:c1:00.0
 DCU1=0000:c2:00.0
 export VGPU_STUB_HIP_DEVICES="$DCU0,$((8 * GIB));$DCU1,$((8 * GIB))"
 HIP_PROBE=$BIN/hip_probe
+# Ascend: logical devices 0 and 1 are /dev/davinci3 and /dev/davinci5.
+export VGPU_STUB_ACL_DEVICES="3,$((8 * GIB));5,$((8 * GIB))"
+ACL_PROBE=$BIN/acl_probe
 export LD_LIBRARY_PATH=$STUBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 unset VGPU_SHARES VGPU_RUN_DIR
 
@@ -88,6 +91,16 @@ kill_job() {
 # dcu_job MEMORY: a job whose device 0 is the DCU $DCU0 (matched by PCI bus
 # id) with MEMORY bytes, 10 of 100 shares; printed.
 dcu_job() { limits_job "$DCU0,$1,10,100,dcu"; }
+# acl_job MEMORY: a job whose device 0 is Ascend davinci3 (matched by
+# physical id) with MEMORY bytes, 10 of 100 shares; printed.
+acl_job() { limits_job "3,$1,10,100,ascend"; }
+# acl_probe ID -- COMMANDS: acl_probe with libvgpu.so preloaded in job ID.
+acl_probe() {
+	local id=$1
+	shift
+	[ "$1" = -- ] && shift
+	in_job "$id" env LD_PRELOAD="$LIB" "$ACL_PROBE" "$@" 2>"$WORK/stderr"
+}
 # hip_probe ID -- COMMANDS: hip_probe with libvgpu.so preloaded in job ID.
 hip_probe() {
 	local id=$1

@@ -1,0 +1,189 @@
+// AscendCL hooks (Huawei Ascend NPUs): the same limits as for CUDA. Device
+// memory is counted on every allocation path and refused past the job's
+// limit with ACL_ERROR_RT_MEMORY_ALLOCATION; aclrtGetMemInfo reports the
+// limit for device (HBM) memory; kernels, models and single operators are
+// paced. A device is matched to the limits file by its physical device id
+// (the N of /dev/davinciN, which ASCEND_RT_VISIBLE_DEVICES cannot change).
+#include <string>
+
+#include "accounting.h"
+#include "acl_api.h"
+#include "enforcer.h"
+#include "export.h"
+#include "hooks.h"
+#include "launch_pacer.h"
+#include "real_symbols.h"
+
+namespace vgpu {
+namespace interposer {
+namespace {
+
+using Kind = Enforcer::Kind;
+constexpr Vendor kAcl = Vendor::kAcl;
+
+template <typename F>
+F Real(const char* name) {
+  return reinterpret_cast<F>(RealSymbol(kAcl, name));
+}
+
+int32_t CurrentDevice() {
+  static const auto get = Real<decltype(&aclrtGetDevice)>("aclrtGetDevice");
+  int32_t dev = -1;
+  return get && get(&dev) == ACL_SUCCESS ? dev : -1;
+}
+
+// The job's account of logical device `dev` (null: not the job's).
+DeviceAccount* AccountOf(int32_t dev) {
+  static const auto physical = Real<decltype(&aclrtGetPhyDevIdByLogicDevId)>("aclrtGetPhyDevIdByLogicDevId");
+  Enforcer& e = Enforcer::Get();
+  int32_t phy = dev;
+  // Runtimes older than the call have no remapping to undo.
+  if (dev >= 0 && physical && physical(dev, &phy) != ACL_SUCCESS) phy = -1;
+  DeviceAccount* account = phy >= 0 ? e.Find(std::to_string(phy)) : nullptr;
+  if (!account)
+    e.WarnOnce("Ascend device " + std::to_string(dev) + " (physical " + std::to_string(phy) +
+               ") is not one of job " + std::to_string(e.job_id()) + "'s devices: its memory is refused");
+  return account;
+}
+
+aclError AdmitHere(uint64_t bytes, Gate* g) {
+  *g = Admit(bytes, [] { return AccountOf(CurrentDevice()); });
+  return g->refused ? ACL_ERROR_RT_MEMORY_ALLOCATION : ACL_SUCCESS;
+}
+
+bool IsDeviceMemory(aclrtMemAttr attr) {
+  return attr == ACL_HBM_MEM || attr == ACL_HBM_MEM_HUGE || attr == ACL_HBM_MEM_NORMAL ||
+         attr == ACL_HBM_MEM_P2P_HUGE || attr == ACL_HBM_MEM_P2P_NORMAL;
+}
+
+const EventOps kAclEvents = {
+    [](void) -> void* {
+      const int32_t dev = CurrentDevice();
+      return dev >= 0 ? reinterpret_cast<void*>(static_cast<uintptr_t>(dev) + 1) : nullptr;
+    },
+    [](void** event) {
+      static const auto create = Real<decltype(&aclrtCreateEvent)>("aclrtCreateEvent");
+      return create && create(event) == ACL_SUCCESS;
+    },
+    [](void* event, void* stream, bool) {
+      static const auto record = Real<decltype(&aclrtRecordEvent)>("aclrtRecordEvent");
+      return record && record(event, stream) == ACL_SUCCESS;
+    },
+    [](void* event) {
+      static const auto query = Real<decltype(&aclrtQueryEventStatus)>("aclrtQueryEventStatus");
+      aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+      if (!query || query(event, &status) != ACL_SUCCESS) return -1;
+      return status == ACL_EVENT_RECORDED_STATUS_COMPLETE ? 1 : 0;
+    },
+    [](void* event) {
+      static const auto wait = Real<decltype(&aclrtSynchronizeEvent)>("aclrtSynchronizeEvent");
+      return wait && wait(event) == ACL_SUCCESS;
+    },
+    [](float* ms, void* start, void* end) {
+      static const auto elapsed = Real<decltype(&aclrtEventElapsedTime)>("aclrtEventElapsedTime");
+      return elapsed && elapsed(ms, start, end) == ACL_SUCCESS;
+    },
+};
+
+uint64_t PaceBefore(aclrtStream stream) {
+  Enforcer& e = Enforcer::Get();
+  if (!e.active()) return 0;
+  DeviceAccount* account = AccountOf(CurrentDevice());
+  return account ? LaunchPacer::For(kAclEvents).Before(account, stream, false) : 0;
+}
+
+void PaceAfter(uint64_t ticket, aclError rc, aclrtStream stream) {
+  if (ticket) LaunchPacer::For(kAclEvents).After(ticket, rc == ACL_SUCCESS, stream, false);
+}
+
+}  // namespace
+}  // namespace interposer
+}  // namespace vgpu
+
+using namespace vgpu::interposer;
+
+VGPU_HOOK aclError aclInit(const char* config_path) {
+  Enforcer& e = Enforcer::Get();
+  if (e.failed_closed()) {
+    e.ReportRefusal("aclInit");
+    return ACL_ERROR_RT_NO_DEVICE;
+  }
+  VGPU_REAL(kAcl, aclInit);
+  return real ? real(config_path) : ACL_ERROR_UNINITIALIZE;
+}
+
+#define VGPU_ACL_ALLOC(name, params, args)                                                \
+  VGPU_HOOK aclError name params {                                                        \
+    VGPU_REAL(kAcl, name);                                                                \
+    if (!real) return ACL_ERROR_UNINITIALIZE;                                             \
+    if (size == 0) return real args; /* refused by the runtime itself */                 \
+    Gate g;                                                                               \
+    if (aclError refused = AdmitHere(size, &g)) return refused;                           \
+    aclError rc = real args;                                                              \
+    Settle(g, rc == ACL_SUCCESS, Kind::kPointer, ptr ? reinterpret_cast<uint64_t>(*ptr) : 0); \
+    return rc;                                                                            \
+  }
+VGPU_ACL_ALLOC(aclrtMalloc, (void** ptr, size_t size, aclrtMemMallocPolicy policy), (ptr, size, policy))
+VGPU_ACL_ALLOC(aclrtMallocCached, (void** ptr, size_t size, aclrtMemMallocPolicy policy), (ptr, size, policy))
+VGPU_ACL_ALLOC(aclrtMallocWithCfg, (void** ptr, size_t size, aclrtMemMallocPolicy policy, void* config),
+               (ptr, size, policy, config))
+
+VGPU_HOOK aclError aclrtFree(void* ptr) {
+  VGPU_REAL(kAcl, aclrtFree);
+  if (!real) return ACL_ERROR_UNINITIALIZE;
+  aclError rc = real(ptr);
+  if (rc == ACL_SUCCESS && ptr) Freed(Kind::kPointer, reinterpret_cast<uint64_t>(ptr));
+  return rc;
+}
+
+VGPU_HOOK aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free_bytes, size_t* total_bytes) {
+  VGPU_REAL(kAcl, aclrtGetMemInfo);
+  if (!real) return ACL_ERROR_UNINITIALIZE;
+  aclError rc = real(attr, free_bytes, total_bytes);
+  if (rc != ACL_SUCCESS || !IsDeviceMemory(attr) || !Enforcer::Get().active()) return rc;
+  uint64_t free64 = free_bytes ? *free_bytes : UINT64_MAX, total64 = 0;
+  JobMemory(AccountOf(CurrentDevice()), &free64, &total64);
+  if (free_bytes) *free_bytes = static_cast<size_t>(free64);
+  if (total_bytes) *total_bytes = static_cast<size_t>(total64);
+  return rc;
+}
+
+// Work on a stream: paced like a CUDA launch.
+#define VGPU_ACL_WORK(name, params, args, stream)        \
+  VGPU_HOOK aclError name params {                       \
+    VGPU_REAL(kAcl, name);                               \
+    if (!real) return ACL_ERROR_UNINITIALIZE;            \
+    const uint64_t ticket = PaceBefore(stream);          \
+    const aclError rc = real args;                       \
+    PaceAfter(ticket, rc, stream);                       \
+    return rc;                                           \
+  }
+VGPU_ACL_WORK(aclrtLaunchKernel,
+              (aclrtFuncHandle function, uint32_t blocks, const void* args, size_t args_size, aclrtStream stream),
+              (function, blocks, args, args_size, stream), stream)
+VGPU_ACL_WORK(aclmdlExecuteAsync,
+              (uint32_t model_id, const aclmdlDataset* input, aclmdlDataset* output, aclrtStream stream),
+              (model_id, input, output, stream), stream)
+// Synchronous: runs on the default stream.
+VGPU_ACL_WORK(aclmdlExecute, (uint32_t model_id, const aclmdlDataset* input, aclmdlDataset* output),
+              (model_id, input, output), nullptr)
+VGPU_ACL_WORK(aclopExecuteV2,
+              (const char* op_type, int num_inputs, aclTensorDesc* input_desc[], aclDataBuffer* inputs[],
+               int num_outputs, aclTensorDesc* output_desc[], aclDataBuffer* outputs[], aclopAttr* attr,
+               aclrtStream stream),
+              (op_type, num_inputs, input_desc, inputs, num_outputs, output_desc, outputs, attr, stream), stream)
+
+namespace vgpu {
+namespace interposer {
+
+#define VGPU_ACL_ENTRY(name) {#name, reinterpret_cast<void*>(&::name)}
+const Hook kAclHooks[] = {
+    VGPU_ACL_ENTRY(aclInit),           VGPU_ACL_ENTRY(aclrtMalloc),      VGPU_ACL_ENTRY(aclrtMallocCached),
+    VGPU_ACL_ENTRY(aclrtMallocWithCfg), VGPU_ACL_ENTRY(aclrtFree),       VGPU_ACL_ENTRY(aclrtGetMemInfo),
+    VGPU_ACL_ENTRY(aclrtLaunchKernel), VGPU_ACL_ENTRY(aclmdlExecuteAsync), VGPU_ACL_ENTRY(aclmdlExecute),
+    VGPU_ACL_ENTRY(aclopExecuteV2),
+};
+const size_t kAclHookCount = sizeof(kAclHooks) / sizeof(kAclHooks[0]);
+
+}  // namespace interposer
+}  // namespace vgpu

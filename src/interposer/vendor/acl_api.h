@@ -1,0 +1,98 @@
+/* The part of Huawei's AscendCL runtime (acl/acl_rt.h, acl/acl_mdl.h,
+ * acl/acl_op.h; libascendcl.so) that slurm-vgpu's interposer hooks and its
+ * stub implements. Declared here from the public CANN API reference: no
+ * CANN header is installable from Debian's archive. Only what is used is
+ * declared. Plain C, shared by the C stub and test programs and the C++
+ * library. */
+#ifndef VGPU_INTERPOSER_VENDOR_ACL_API_H_
+#define VGPU_INTERPOSER_VENDOR_ACL_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int aclError;
+enum {
+  ACL_SUCCESS = 0,
+  ACL_ERROR_INVALID_PARAM = 100000,
+  ACL_ERROR_UNINITIALIZE = 100001,
+  ACL_ERROR_INVALID_DEVICE = 100005,
+  ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000,
+  ACL_ERROR_RT_MEMORY_ALLOCATION = 207001,
+  ACL_ERROR_RT_NO_DEVICE = 207004
+};
+
+typedef void* aclrtStream;
+typedef void* aclrtEvent;
+typedef void* aclrtContext;
+typedef void* aclrtFuncHandle;
+typedef struct aclmdlDataset aclmdlDataset;
+typedef struct aclTensorDesc aclTensorDesc;
+typedef struct aclDataBuffer aclDataBuffer;
+typedef struct aclopAttr aclopAttr;
+
+typedef enum aclrtMemMallocPolicy {
+  ACL_MEM_MALLOC_HUGE_FIRST = 0,
+  ACL_MEM_MALLOC_HUGE_ONLY = 1,
+  ACL_MEM_MALLOC_NORMAL_ONLY = 2
+} aclrtMemMallocPolicy;
+
+/* aclrtGetMemInfo: DDR is host-side memory; the HBM kinds are the device's. */
+typedef enum aclrtMemAttr {
+  ACL_DDR_MEM = 0,
+  ACL_HBM_MEM = 1,
+  ACL_DDR_MEM_HUGE = 2,
+  ACL_DDR_MEM_NORMAL = 3,
+  ACL_HBM_MEM_HUGE = 4,
+  ACL_HBM_MEM_NORMAL = 5,
+  ACL_HBM_MEM_P2P_HUGE = 6,
+  ACL_HBM_MEM_P2P_NORMAL = 7
+} aclrtMemAttr;
+
+typedef enum aclrtEventRecordedStatus {
+  ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
+  ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
+} aclrtEventRecordedStatus;
+
+/* Devices. */
+aclError aclInit(const char* config_path);
+aclError aclrtGetDeviceCount(uint32_t* count);
+aclError aclrtSetDevice(int32_t device);
+aclError aclrtGetDevice(int32_t* device);
+aclError aclrtGetPhyDevIdByLogicDevId(int32_t logic_device, int32_t* physical_device);
+
+/* Device memory. */
+aclError aclrtMalloc(void** ptr, size_t size, aclrtMemMallocPolicy policy);
+aclError aclrtMallocCached(void** ptr, size_t size, aclrtMemMallocPolicy policy);
+aclError aclrtMallocWithCfg(void** ptr, size_t size, aclrtMemMallocPolicy policy, void* config);
+aclError aclrtFree(void* ptr);
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free_bytes, size_t* total_bytes);
+
+/* Work on the device: kernels, models, single operators. */
+aclError aclrtLaunchKernel(aclrtFuncHandle function, uint32_t blocks, const void* args, size_t args_size,
+                           aclrtStream stream);
+aclError aclmdlExecute(uint32_t model_id, const aclmdlDataset* input, aclmdlDataset* output);
+aclError aclmdlExecuteAsync(uint32_t model_id, const aclmdlDataset* input, aclmdlDataset* output,
+                            aclrtStream stream);
+aclError aclopExecuteV2(const char* op_type, int num_inputs, aclTensorDesc* input_desc[],
+                        aclDataBuffer* inputs[], int num_outputs, aclTensorDesc* output_desc[],
+                        aclDataBuffer* outputs[], aclopAttr* attr, aclrtStream stream);
+aclError aclrtSynchronizeDevice(void);
+aclError aclrtSynchronizeStream(aclrtStream stream);
+
+/* Events. */
+aclError aclrtCreateEvent(aclrtEvent* event);
+aclError aclrtDestroyEvent(aclrtEvent event);
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status);
+aclError aclrtSynchronizeEvent(aclrtEvent event);
+aclError aclrtEventElapsedTime(float* milliseconds, aclrtEvent start, aclrtEvent end);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_INTERPOSER_VENDOR_ACL_API_H_ */

@@ -1,0 +1,210 @@
+/* Stub AscendCL runtime (built as stubs/libascendcl.so) for the interposer
+ * tests. Devices and memory are simulated; work only occupies a simulated
+ * device clock. Entry points: src/interposer/vendor/acl_api.h; the model,
+ * shared with cuda_stub.c and hip_stub.c: stub_accel.h.
+ *
+ *   VGPU_STUB_ACL_DEVICES    "<physical_id>,<memory_bytes>;..."
+ *       e.g. "3,68719476736": logical device 0 is /dev/davinci3. The
+ *       logical order is the list's (as ASCEND_RT_VISIBLE_DEVICES would make
+ *       it); aclrtGetPhyDevIdByLogicDevId maps back. Read by aclInit, once;
+ *       every other call before a successful aclInit gives
+ *       ACL_ERROR_UNINITIALIZE. No record: ACL_ERROR_RT_NO_DEVICE.
+ *   VGPU_STUB_ACL_CLOCK_DIR  a directory for the shared device clocks
+ *       (<dir>/<physical_id>.clock), as in the other stubs.
+ *
+ * Current device: per thread, 0 until aclrtSetDevice.
+ * Memory: aclrtMalloc, aclrtMallocCached and aclrtMallocWithCfg take the
+ *   bytes asked on the current device (0: ACL_ERROR_INVALID_PARAM, as the
+ *   real runtime); ACL_ERROR_RT_MEMORY_ALLOCATION past the device's memory.
+ *   aclrtGetMemInfo reports the current device for the HBM kinds and a
+ *   fixed 64 GiB (32 GiB free) of host memory for the DDR kinds.
+ * Work: a kernel, model or operator of N microseconds is, in this stub,
+ *   the function handle vgpu_stub_acl_kernel(N) (aclrtLaunchKernel), model
+ *   id N (aclmdlExecuteAsync; aclmdlExecute also waits for it) or operator
+ *   type "busy_<N>us" (aclopExecuteV2). Work is queued on the current
+ *   device's clock and returns at once; aclrtSynchronizeDevice/Stream wait
+ *   for this process's last work there. Test exports: vgpu_stub_acl_kernel(),
+ *   vgpu_stub_acl_busy_ns().
+ * Events: as in the other stubs; aclrtQueryEventStatus reports
+ *   ACL_EVENT_RECORDED_STATUS_COMPLETE once the event's time has come.
+ *
+ * Build with -Wl,-Bsymbolic (see cuda_stub.c). */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acl_api.h"
+
+/* Internal only: what stub_accel.h says of an event not yet complete; ACL
+ * reports it through aclrtQueryEventStatus's status instead. */
+#define ACL_STUB_NOT_READY 507000
+#define ACCEL_OK ACL_SUCCESS
+#define ACCEL_INVALID_VALUE ACL_ERROR_INVALID_PARAM
+#define ACCEL_INVALID_DEVICE ACL_ERROR_INVALID_DEVICE
+#define ACCEL_INVALID_HANDLE ACL_ERROR_INVALID_PARAM
+#define ACCEL_OUT_OF_MEMORY ACL_ERROR_RT_MEMORY_ALLOCATION
+#define ACCEL_NOT_READY ACL_STUB_NOT_READY
+#define ACCEL_NOT_FOUND ACL_ERROR_INVALID_PARAM
+#define ACCEL_NO_DEVICE ACL_ERROR_RT_NO_DEVICE
+#define ACCEL_NO_CLOCK ACL_ERROR_UNINITIALIZE
+#include "stub_accel.h"
+
+/* Arguments the simulation does not model are ignored. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+aclrtFuncHandle vgpu_stub_acl_kernel(unsigned int duration_us);
+unsigned long long vgpu_stub_acl_busy_ns(void);
+
+static pthread_mutex_t g_init_mu = PTHREAD_MUTEX_INITIALIZER;
+static int g_ready;                 /* aclInit succeeded */
+static _Thread_local int t_current; /* the current device */
+
+static int parse_physical_id(const char* s, int device) {
+  char* end;
+  long v = strtol(s, &end, 10);
+  return (*s == '\0' || *end != '\0' || v < 0 || v > 1023) ? -1 : 0;
+}
+
+static aclError api_ready(void) { return __atomic_load_n(&g_ready, __ATOMIC_ACQUIRE) ? ACL_SUCCESS : ACL_ERROR_UNINITIALIZE; }
+
+static aclError api_current_device(int* device) {
+  TRY(api_ready());
+  *device = t_current;
+  return ACL_SUCCESS;
+}
+
+/* A second aclInit keeps the state (the real one answers "repeat init"). */
+aclError aclInit(const char* config_path) {
+  aclError rc = ACL_SUCCESS;
+  pthread_mutex_lock(&g_init_mu);
+  if (!g_ready) {
+    rc = accel_load("acl_stub", "VGPU_STUB_ACL_DEVICES", "VGPU_STUB_ACL_CLOCK_DIR", parse_physical_id);
+    if (rc == ACL_SUCCESS) __atomic_store_n(&g_ready, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&g_init_mu);
+  return rc;
+}
+
+aclError aclrtGetDeviceCount(uint32_t* count) {
+  TRY(api_ready());
+  if (count == NULL) return ACL_ERROR_INVALID_PARAM;
+  *count = (uint32_t)g_count;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSetDevice(int32_t device) {
+  TRY(accel_device_call("", device));
+  t_current = device;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetDevice(int32_t* device) { return accel_get_device(device); }
+
+aclError aclrtGetPhyDevIdByLogicDevId(int32_t logic_device, int32_t* physical_device) {
+  TRY(accel_device_call(physical_device, logic_device));
+  *physical_device = (int32_t)strtol(g_dev[logic_device].id, NULL, 10);
+  return ACL_SUCCESS;
+}
+
+static aclError alloc_current(void** ptr, size_t size) {
+  int device;
+  uint64_t key;
+  TRY(api_current_device(&device));
+  if (ptr == NULL || size == 0) return ACL_ERROR_INVALID_PARAM;
+  TRY(accel_reserve(KIND_PTR, device, size, &key));
+  *ptr = (void*)(uintptr_t)key;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMalloc(void** ptr, size_t size, aclrtMemMallocPolicy policy) { return alloc_current(ptr, size); }
+aclError aclrtMallocCached(void** ptr, size_t size, aclrtMemMallocPolicy policy) { return alloc_current(ptr, size); }
+aclError aclrtMallocWithCfg(void** ptr, size_t size, aclrtMemMallocPolicy policy, void* config) {
+  return alloc_current(ptr, size);
+}
+
+aclError aclrtFree(void* ptr) {
+  TRY(api_ready());
+  if (ptr == NULL) return ACL_ERROR_INVALID_PARAM;
+  return accel_release(KIND_PTR, (uintptr_t)ptr);
+}
+
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free_bytes, size_t* total_bytes) {
+  if (attr == ACL_DDR_MEM || attr == ACL_DDR_MEM_HUGE || attr == ACL_DDR_MEM_NORMAL) {
+    TRY(api_ready());
+    if (free_bytes == NULL || total_bytes == NULL) return ACL_ERROR_INVALID_PARAM;
+    *total_bytes = 64ULL << 30;
+    *free_bytes = 32ULL << 30;
+    return ACL_SUCCESS;
+  }
+  return accel_mem_info(free_bytes, total_bytes);
+}
+
+/* Work of N microseconds as a kernel handle of stub_accel.h. */
+static aclError work_of(uint64_t us, uint64_t* handle) {
+  char name[48];
+  snprintf(name, sizeof(name), "busy_%lluus", (unsigned long long)us);
+  return accel_function(1, 1, name, handle);
+}
+
+aclrtFuncHandle vgpu_stub_acl_kernel(unsigned int duration_us) {
+  uint64_t f = 0;
+  return work_of(duration_us, &f) == ACL_SUCCESS ? (aclrtFuncHandle)(uintptr_t)f : NULL;
+}
+
+aclError aclrtLaunchKernel(aclrtFuncHandle function, uint32_t blocks, const void* args, size_t args_size,
+                           aclrtStream stream) {
+  return accel_launch(function, TAG_FUNC, ACL_ERROR_INVALID_PARAM);
+}
+
+aclError aclmdlExecuteAsync(uint32_t model_id, const aclmdlDataset* input, aclmdlDataset* output,
+                            aclrtStream stream) {
+  uint64_t f;
+  TRY(work_of(model_id, &f));
+  return accel_launch((const void*)(uintptr_t)f, TAG_FUNC, ACL_ERROR_INVALID_PARAM);
+}
+
+aclError aclmdlExecute(uint32_t model_id, const aclmdlDataset* input, aclmdlDataset* output) {
+  TRY(aclmdlExecuteAsync(model_id, input, output, NULL));
+  return accel_synchronize();
+}
+
+aclError aclopExecuteV2(const char* op_type, int num_inputs, aclTensorDesc* input_desc[], aclDataBuffer* inputs[],
+                        int num_outputs, aclTensorDesc* output_desc[], aclDataBuffer* outputs[], aclopAttr* attr,
+                        aclrtStream stream) {
+  uint64_t f;
+  TRY(accel_function(op_type != NULL, 1, op_type, &f));
+  return accel_launch((const void*)(uintptr_t)f, TAG_FUNC, ACL_ERROR_INVALID_PARAM);
+}
+
+aclError aclrtSynchronizeDevice(void) { return accel_synchronize(); }
+aclError aclrtSynchronizeStream(aclrtStream stream) { return accel_synchronize(); }
+
+aclError aclrtCreateEvent(aclrtEvent* event) {
+  uint64_t key;
+  aclError rc = accel_event_create(event != NULL, 0, &key);
+  if (rc == ACL_SUCCESS) *event = (aclrtEvent)(uintptr_t)key;
+  return rc;
+}
+
+aclError aclrtDestroyEvent(aclrtEvent event) { return accel_event_destroy((uintptr_t)event); }
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) { return accel_event_record((uintptr_t)event); }
+
+aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {
+  aclError rc;
+  if (status == NULL) return ACL_ERROR_INVALID_PARAM;
+  rc = accel_event_query((uintptr_t)event);
+  if (rc != ACL_SUCCESS && rc != ACL_STUB_NOT_READY) return rc;
+  *status = rc == ACL_SUCCESS ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeEvent(aclrtEvent event) { return accel_event_synchronize((uintptr_t)event); }
+
+aclError aclrtEventElapsedTime(float* milliseconds, aclrtEvent start, aclrtEvent end) {
+  aclError rc = accel_event_elapsed(milliseconds, (uintptr_t)start, (uintptr_t)end);
+  return rc == ACL_STUB_NOT_READY ? ACL_ERROR_INVALID_PARAM : rc;
+}
+
+unsigned long long vgpu_stub_acl_busy_ns(void) { return atomic_load(&g_busy_ns); }
