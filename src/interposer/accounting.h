@@ -7,6 +7,9 @@
 #define VGPU_INTERPOSER_ACCOUNTING_H_
 
 #include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 
 #include "enforcer.h"
 
@@ -84,6 +87,40 @@ inline void Freed(Enforcer::Kind kind, uint64_t key) {
   uint64_t bytes = 0;
   if (e.Forget(kind, key, &account, &bytes)) e.Release(account, bytes);
 }
+
+// The job's accounts of one runtime's devices, by the runtime's device
+// ordinal, each looked up once per process: `id(dev, &text)` gives the id
+// the limits file names the device by (false: none), then Enforcer::Find.
+// A device that is not the job's is warned about once (`runtime` names it
+// in the message) and remembered as null. Make one per runtime with new and
+// never free it: hooks may run while the process exits.
+class DeviceAccounts {
+ public:
+  explicit DeviceAccounts(const char* runtime) : runtime_(runtime) {}
+
+  template <typename Id>
+  DeviceAccount* Get(int dev, Id id) {
+    {
+      std::lock_guard<std::mutex> hold(lock_);
+      auto it = cache_.find(dev);
+      if (it != cache_.end()) return it->second;
+    }
+    Enforcer& e = Enforcer::Get();
+    std::string text;
+    DeviceAccount* account = id(dev, &text) ? e.Find(text) : nullptr;
+    if (!account)
+      e.WarnOnce(std::string(runtime_) + " device " + std::to_string(dev) + (text.empty() ? "" : " (" + text + ")") +
+                 " is not one of job " + std::to_string(e.job_id()) + "'s devices: its memory is refused");
+    std::lock_guard<std::mutex> hold(lock_);
+    cache_[dev] = account;
+    return account;
+  }
+
+ private:
+  const char* runtime_;
+  std::mutex lock_;
+  std::unordered_map<int, DeviceAccount*> cache_;
+};
 
 // The job's view of a device's memory for a memory query: the limit as
 // the total, what the job has not used of it as free (never more than the

@@ -34,16 +34,16 @@ int32_t CurrentDevice() {
 
 // The job's account of logical device `dev` (null: not the job's).
 DeviceAccount* AccountOf(int32_t dev) {
-  static const auto physical = Real<decltype(&aclrtGetPhyDevIdByLogicDevId)>("aclrtGetPhyDevIdByLogicDevId");
-  Enforcer& e = Enforcer::Get();
-  int32_t phy = dev;
-  // Runtimes older than the call have no remapping to undo.
-  if (dev >= 0 && physical && physical(dev, &phy) != ACL_SUCCESS) phy = -1;
-  DeviceAccount* account = phy >= 0 ? e.Find(std::to_string(phy)) : nullptr;
-  if (!account)
-    e.WarnOnce("Ascend device " + std::to_string(dev) + " (physical " + std::to_string(phy) +
-               ") is not one of job " + std::to_string(e.job_id()) + "'s devices: its memory is refused");
-  return account;
+  static DeviceAccounts& accounts = *new DeviceAccounts("Ascend");
+  return accounts.Get(dev, [](int d, std::string* id) {
+    static const auto physical =
+        Real<decltype(&aclrtGetPhyDevIdByLogicDevId)>("aclrtGetPhyDevIdByLogicDevId");
+    int32_t phy = d;
+    // Runtimes older than the call have no remapping to undo.
+    if (d < 0 || (physical && physical(d, &phy) != ACL_SUCCESS)) return false;
+    *id = std::to_string(phy);
+    return true;
+  });
 }
 
 aclError AdmitHere(uint64_t bytes, Gate* g) {

@@ -6,9 +6,7 @@
 //
 // Order on every path: reserve in the job's usage region, call the driver
 // (no lock held), then keep the reservation or give it back.
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "cuda_api.h"
@@ -42,25 +40,16 @@ std::string UuidText(const CUuuid& u) {
 
 }  // namespace
 
-DeviceAccount* AccountOf(Enforcer& e, CUdevice dev) {
-  static std::mutex lock;
-  static std::unordered_map<CUdevice, DeviceAccount*> cache;
-  {
-    std::lock_guard<std::mutex> hold(lock);
-    auto it = cache.find(dev);
-    if (it != cache.end()) return it->second;
-  }
-  auto get_uuid = reinterpret_cast<decltype(&cuDeviceGetUuid)>(RealSymbol(kCuda, "cuDeviceGetUuid_v2"));
-  if (!get_uuid) get_uuid = reinterpret_cast<decltype(&cuDeviceGetUuid)>(RealSymbol(kCuda, "cuDeviceGetUuid"));
-  CUuuid uuid{};
-  DeviceAccount* account = nullptr;
-  if (get_uuid && get_uuid(&uuid, dev) == CUDA_SUCCESS) account = e.Find(UuidText(uuid));
-  if (!account)
-    e.WarnOnce("CUDA device " + std::to_string(dev) + " is not one of job " + std::to_string(e.job_id()) +
-               "'s devices: its memory is refused");
-  std::lock_guard<std::mutex> hold(lock);
-  cache[dev] = account;
-  return account;
+DeviceAccount* AccountOf(Enforcer&, CUdevice dev) {
+  static DeviceAccounts& accounts = *new DeviceAccounts("CUDA");
+  return accounts.Get(dev, [](int d, std::string* id) {
+    auto get_uuid = reinterpret_cast<decltype(&cuDeviceGetUuid)>(RealSymbol(kCuda, "cuDeviceGetUuid_v2"));
+    if (!get_uuid) get_uuid = reinterpret_cast<decltype(&cuDeviceGetUuid)>(RealSymbol(kCuda, "cuDeviceGetUuid"));
+    CUuuid uuid{};
+    if (!get_uuid || get_uuid(&uuid, d) != CUDA_SUCCESS) return false;
+    *id = UuidText(uuid);
+    return true;
+  });
 }
 
 CUresult CurrentDevice(CUdevice* dev) {
@@ -321,11 +310,12 @@ void* HookForAddress(void* real) {
     size_t count;
   };
   static const Table tables[] = {{kCudaHooks, kCudaHookCount}, {kCudaLaunchHooks, kCudaLaunchHookCount}};
-  static const std::vector<std::vector<void*>> addresses = [] {
-    std::vector<std::vector<void*>> a;
+  // Never freed: the runtime may ask while the process exits.
+  static const std::vector<std::vector<void*>>& addresses = *[] {
+    auto* a = new std::vector<std::vector<void*>>();
     for (const auto& t : tables) {
-      a.emplace_back(t.count);
-      for (size_t i = 0; i < t.count; ++i) a.back()[i] = RealSymbol(kCuda, t.hooks[i].name);
+      a->emplace_back(t.count);
+      for (size_t i = 0; i < t.count; ++i) a->back()[i] = RealSymbol(kCuda, t.hooks[i].name);
     }
     return a;
   }();

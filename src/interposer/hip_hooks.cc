@@ -34,15 +34,14 @@ int CurrentDevice() {
 
 // The job's account of HIP device `dev` (null: not the job's).
 DeviceAccount* AccountOf(int dev) {
-  static const auto bus_id = Real<decltype(&hipDeviceGetPCIBusId)>("hipDeviceGetPCIBusId");
-  Enforcer& e = Enforcer::Get();
-  char id[64] = {0};
-  DeviceAccount* account = nullptr;
-  if (dev >= 0 && bus_id && bus_id(id, sizeof(id), dev) == hipSuccess) account = e.Find(id);
-  if (!account)
-    e.WarnOnce("HIP device " + std::to_string(dev) + " (" + id + ") is not one of job " +
-               std::to_string(e.job_id()) + "'s devices: its memory is refused");
-  return account;
+  static DeviceAccounts& accounts = *new DeviceAccounts("HIP");
+  return accounts.Get(dev, [](int d, std::string* id) {
+    static const auto bus_id = Real<decltype(&hipDeviceGetPCIBusId)>("hipDeviceGetPCIBusId");
+    char text[64] = {0};
+    if (d < 0 || !bus_id || bus_id(text, sizeof(text), d) != hipSuccess) return false;
+    *id = text;
+    return true;
+  });
 }
 
 // HIP's side of Admit: the current device. hipSuccess or what to answer.
