@@ -32,10 +32,11 @@ F Real(const char* name) {
 
 // This library's path as the dynamic linker loaded it.
 const std::string& OwnPath() {
-  static const std::string path = [] {
+  // Never freed: a program may exec from an atexit handler.
+  static const std::string& path = *[] {
     Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&OwnPath), &info) && info.dli_fname) return std::string(info.dli_fname);
-    return std::string();
+    if (dladdr(reinterpret_cast<void*>(&OwnPath), &info) && info.dli_fname) return new std::string(info.dli_fname);
+    return new std::string();
   }();
   return path;
 }
