@@ -286,19 +286,59 @@ namespace vgpu {
 namespace interposer {
 namespace {
 
-// Base names whose entry points must be ours in a job: handing out one we
-// do not know (a future _v3) would let memory go uncounted.
-const char* const kGuarded[] = {
-    "cuMemAlloc",      "cuMemAllocPitch", "cuMemAllocManaged",       "cuMemFree",
-    "cuMemGetInfo",    "cuMemCreate",     "cuMemRelease",            "cuMemAllocAsync",
-    "cuMemFreeAsync",  "cuArrayCreate",   "cuMemAllocFromPoolAsync", "cuArray3DCreate",
-    "cuArrayDestroy",  "cuDeviceTotalMem", "cuGetProcAddress",       "cuInit",
-    "cuLaunchKernel",  "cuLaunchKernelEx", "cuLaunchCooperativeKernel", "cuGraphLaunch"};
+// The entry points we hook, by the base name cuGetProcAddress is asked
+// for: from CUDA version `since` on, the driver hands out the function
+// exported as `exported` (`ptsz` with the per-thread default stream).
+// Newest first. In a job, each of these must come out as our hook:
+// handing out one we do not know (a future _v3) would let memory or time
+// go uncounted.
+struct Variant {
+  const char* base;
+  int since;
+  const char* exported;
+  const char* ptsz;
+};
+const Variant kVariants[] = {
+    {"cuInit", 0, "cuInit", nullptr},
+    {"cuMemAlloc", 3020, "cuMemAlloc_v2", nullptr},
+    {"cuMemAllocPitch", 3020, "cuMemAllocPitch_v2", nullptr},
+    {"cuMemAllocManaged", 0, "cuMemAllocManaged", nullptr},
+    {"cuMemFree", 3020, "cuMemFree_v2", nullptr},
+    {"cuMemGetInfo", 3020, "cuMemGetInfo_v2", nullptr},
+    {"cuDeviceTotalMem", 3020, "cuDeviceTotalMem_v2", nullptr},
+    {"cuMemCreate", 0, "cuMemCreate", nullptr},
+    {"cuMemRelease", 0, "cuMemRelease", nullptr},
+    {"cuMemAllocAsync", 0, "cuMemAllocAsync", "cuMemAllocAsync_ptsz"},
+    {"cuMemAllocFromPoolAsync", 0, "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz"},
+    {"cuMemFreeAsync", 0, "cuMemFreeAsync", "cuMemFreeAsync_ptsz"},
+    {"cuArrayCreate", 3020, "cuArrayCreate_v2", nullptr},
+    {"cuArray3DCreate", 3020, "cuArray3DCreate_v2", nullptr},
+    {"cuArrayDestroy", 0, "cuArrayDestroy", nullptr},
+    {"cuLaunchKernel", 0, "cuLaunchKernel", "cuLaunchKernel_ptsz"},
+    {"cuLaunchKernelEx", 0, "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz"},
+    {"cuLaunchCooperativeKernel", 0, "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz"},
+    {"cuGraphLaunch", 0, "cuGraphLaunch", "cuGraphLaunch_ptsz"},
+    {"cuGetProcAddress", 12000, "cuGetProcAddress_v2", nullptr},
+    {"cuGetProcAddress", 0, "cuGetProcAddress", nullptr},
+};
 
 bool Guarded(const char* symbol) {
-  for (const char* g : kGuarded)
-    if (std::string(g) == symbol) return true;
+  for (const auto& v : kVariants)
+    if (std::string(v.base) == symbol) return true;
   return false;
+}
+
+// Our hook for what the driver gives for `symbol` at `version`, by name:
+// for a driver that hands out internal entry points rather than its
+// exported functions. Null if none (or a version older than ours).
+void* HookForName(const char* symbol, int version, cuuint64_t flags) {
+  for (const auto& v : kVariants) {
+    if (std::string(v.base) != symbol) continue;
+    if (version < v.since) continue;
+    const char* name = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && v.ptsz ? v.ptsz : v.exported;
+    return RealSymbol(kCuda, name) ? HookByName(name) : nullptr;
+  }
+  return nullptr;
 }
 
 // Our hook for the vendor entry point `real`, by address; null if none.
@@ -325,9 +365,14 @@ void* HookForAddress(void* real) {
   return nullptr;
 }
 
-// Replaces *pfn, which the driver gave for `symbol`, with our hook.
-CUresult Substitute(const char* symbol, void** pfn, int version, CUdriverProcAddressQueryResult* status) {
-  if (void* ours = HookForAddress(*pfn)) {
+// Replaces *pfn, which the driver gave for `symbol`, with our hook: found
+// by the driver's address (it handed out an exported function), else by
+// name and version.
+CUresult Substitute(const char* symbol, void** pfn, int version, cuuint64_t flags,
+                    CUdriverProcAddressQueryResult* status) {
+  void* ours = HookForAddress(*pfn);
+  if (!ours) ours = HookForName(symbol, version, flags);
+  if (ours) {
     *pfn = ours;
     return CUDA_SUCCESS;
   }
@@ -350,7 +395,7 @@ VGPU_HOOK CUresult cuGetProcAddress(const char* symbol, void** pfn, int version,
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = real(symbol, pfn, version, flags);
   if (rc != CUDA_SUCCESS || !pfn || !*pfn) return rc;
-  return Substitute(symbol, pfn, version, nullptr);
+  return Substitute(symbol, pfn, version, flags, nullptr);
 }
 
 VGPU_HOOK CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
@@ -359,7 +404,7 @@ VGPU_HOOK CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int versi
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = real(symbol, pfn, version, flags, status);
   if (rc != CUDA_SUCCESS || !pfn || !*pfn) return rc;
-  return Substitute(symbol, pfn, version, status);
+  return Substitute(symbol, pfn, version, flags, status);
 }
 
 namespace vgpu {

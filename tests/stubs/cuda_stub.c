@@ -10,6 +10,9 @@
  *       uuid: "GPU-" and 32 hex digits (dashes anywhere): the 16 bytes of
  *       cuDeviceGetUuid. No record: CUDA_ERROR_NO_DEVICE; a bad uuid or
  *       size: CUDA_ERROR_INVALID_VALUE, with a line on stderr.
+ *   VGPU_STUB_CUDA_PROC_INTERNAL  set: cuGetProcAddress("cuMemAlloc", >= 3020)
+ *       hands out an internal entry point (not the exported cuMemAlloc_v2),
+ *       as a driver may.
  *   VGPU_STUB_CUDA_CLOCK_DIR  a directory: device <uuid>'s busy-until time
  *       lives in <dir>/<uuid>.clock (created if missing, mapped shared), so
  *       processes on one device queue their kernels after each other. Unset:
@@ -433,6 +436,9 @@ static const proc_t g_procs[] = {
     P("cuGetProcAddress", 12000, cuGetProcAddress_v2), P("cuGetProcAddress", 0, cuGetProcAddress),
 };
 
+/* What VGPU_STUB_CUDA_PROC_INTERNAL hands out for cuMemAlloc. */
+static CUresult internal_mem_alloc(CUdeviceptr* dptr, size_t bytes) { return cuMemAlloc_v2(dptr, bytes); }
+
 /* Works before cuInit. `status` may be NULL. */
 CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult* status) {
@@ -446,6 +452,7 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cuda_version, c
     st = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
     if (cuda_version < e->since) continue;
     fn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && e->ptsz ? e->ptsz : e->fn;
+    if (fn == (any_fn)cuMemAlloc_v2 && getenv("VGPU_STUB_CUDA_PROC_INTERNAL") != NULL) fn = (any_fn)internal_mem_alloc;
     memcpy(pfn, &fn, sizeof(fn)); /* POSIX: function and data pointers agree */
     if (status != NULL) *status = CU_GET_PROC_ADDRESS_SUCCESS;
     return CUDA_SUCCESS;
