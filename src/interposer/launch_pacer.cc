@@ -13,6 +13,10 @@ namespace {
 constexpr uint64_t kMaxSleepNs = 10000000;  // re-check at least every 10 ms
 // A new anchor after this long: elapsed times are float milliseconds.
 constexpr uint64_t kAnchorLifetimeNs = 20000000000ULL;
+// An imprecise anchor is tried again this often; one whose completion was
+// seen within this window is precise.
+constexpr uint64_t kAnchorRetryNs = 50000000ULL;
+constexpr uint64_t kPreciseWindowNs = 20000ULL;
 
 uint64_t NowNs() {
   timespec ts{};
@@ -48,24 +52,36 @@ LaunchPacer& LaunchPacer::For(const EventOps& ops) {
 LaunchPacer::Anchor LaunchPacer::AnchorOf(std::unique_lock<std::mutex>& hold, void* context) {
   auto it = anchors_.find(context);
   const uint64_t now = NowNs();
-  if (it != anchors_.end() && now - it->second.host_ns < kAnchorLifetimeNs) return it->second;
+  if (it != anchors_.end()) {
+    const Anchor& a = it->second;
+    const bool fresh = now - a.host_ns < kAnchorLifetimeNs;
+    if (fresh && (a.precise || now - a.made_ns < kAnchorRetryNs)) return a;
+  }
   void* event = TakeEvent(context);
+  const uint64_t before = NowNs();
   if (!event || !ops_.record(event, nullptr, false)) {
     GiveEvent(context, event);
-    return Anchor();
+    return it != anchors_.end() ? it->second : Anchor();
   }
-  hold.unlock();
-  const bool done = ops_.wait(event);
-  const uint64_t seen = NowNs();
-  hold.lock();
-  if (!done) {
-    GiveEvent(context, event);
-    return Anchor();
-  }
-  // The old anchor's event stays in use by pending launches: not recycled.
   Anchor a;
   a.event = event;
-  a.host_ns = seen;
+  a.made_ns = before;
+  if (ops_.query(event) == 1) {
+    // Done at once (the device was idle): it completed within [before, now].
+    const uint64_t after = NowNs();
+    a.host_ns = before + (after - before) / 2;
+    a.precise = after - before < kPreciseWindowNs;
+  } else {
+    hold.unlock();
+    const bool done = ops_.wait(event);
+    a.host_ns = NowNs();
+    hold.lock();
+    if (!done) {
+      GiveEvent(context, event);
+      return it != anchors_.end() ? it->second : Anchor();
+    }
+  }
+  // An older anchor's event stays in use by pending launches: not recycled.
   anchors_[context] = a;
   return a;
 }

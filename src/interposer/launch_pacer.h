@@ -68,6 +68,12 @@ class LaunchPacer {
   struct Anchor {
     void* event = nullptr;
     uint64_t host_ns = 0;
+    // The event had completed when first queried right after its record,
+    // so host_ns is within that short window; else host_ns is when the
+    // host woke from waiting for it (later by a scheduling delay, which
+    // differs between processes), and a precise one is tried again.
+    bool precise = false;
+    uint64_t made_ns = 0;
   };
 
   struct Pending {
