@@ -21,13 +21,9 @@ namespace {
 using Kind = Enforcer::Kind;
 constexpr Vendor kAcl = Vendor::kAcl;
 
-template <typename F>
-F Real(const char* name) {
-  return reinterpret_cast<F>(RealSymbol(kAcl, name));
-}
 
 int32_t CurrentDevice() {
-  static const auto get = Real<decltype(&aclrtGetDevice)>("aclrtGetDevice");
+  static const auto get = RealAs<decltype(&aclrtGetDevice)>(kAcl, "aclrtGetDevice");
   int32_t dev = -1;
   return get && get(&dev) == ACL_SUCCESS ? dev : -1;
 }
@@ -37,7 +33,7 @@ DeviceAccount* AccountOf(int32_t dev) {
   static DeviceAccounts& accounts = *new DeviceAccounts("Ascend");
   return accounts.Get(dev, [](int d, std::string* id) {
     static const auto physical =
-        Real<decltype(&aclrtGetPhyDevIdByLogicDevId)>("aclrtGetPhyDevIdByLogicDevId");
+        RealAs<decltype(&aclrtGetPhyDevIdByLogicDevId)>(kAcl, "aclrtGetPhyDevIdByLogicDevId");
     int32_t phy = d;
     // Runtimes older than the call have no remapping to undo.
     if (d < 0 || (physical && physical(d, &phy) != ACL_SUCCESS)) return false;
@@ -62,25 +58,25 @@ const EventOps kAclEvents = {
       return dev >= 0 ? reinterpret_cast<void*>(static_cast<uintptr_t>(dev) + 1) : nullptr;
     },
     [](void** event) {
-      static const auto create = Real<decltype(&aclrtCreateEvent)>("aclrtCreateEvent");
+      static const auto create = RealAs<decltype(&aclrtCreateEvent)>(kAcl, "aclrtCreateEvent");
       return create && create(event) == ACL_SUCCESS;
     },
     [](void* event, void* stream, bool) {
-      static const auto record = Real<decltype(&aclrtRecordEvent)>("aclrtRecordEvent");
+      static const auto record = RealAs<decltype(&aclrtRecordEvent)>(kAcl, "aclrtRecordEvent");
       return record && record(event, stream) == ACL_SUCCESS;
     },
     [](void* event) {
-      static const auto query = Real<decltype(&aclrtQueryEventStatus)>("aclrtQueryEventStatus");
+      static const auto query = RealAs<decltype(&aclrtQueryEventStatus)>(kAcl, "aclrtQueryEventStatus");
       aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
       if (!query || query(event, &status) != ACL_SUCCESS) return -1;
       return status == ACL_EVENT_RECORDED_STATUS_COMPLETE ? 1 : 0;
     },
     [](void* event) {
-      static const auto wait = Real<decltype(&aclrtSynchronizeEvent)>("aclrtSynchronizeEvent");
+      static const auto wait = RealAs<decltype(&aclrtSynchronizeEvent)>(kAcl, "aclrtSynchronizeEvent");
       return wait && wait(event) == ACL_SUCCESS;
     },
     [](float* ms, void* start, void* end) {
-      static const auto elapsed = Real<decltype(&aclrtEventElapsedTime)>("aclrtEventElapsedTime");
+      static const auto elapsed = RealAs<decltype(&aclrtEventElapsedTime)>(kAcl, "aclrtEventElapsedTime");
       return elapsed && elapsed(ms, start, end) == ACL_SUCCESS;
     },
 };

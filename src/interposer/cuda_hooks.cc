@@ -43,8 +43,8 @@ std::string UuidText(const CUuuid& u) {
 DeviceAccount* AccountOf(Enforcer&, CUdevice dev) {
   static DeviceAccounts& accounts = *new DeviceAccounts("CUDA");
   return accounts.Get(dev, [](int d, std::string* id) {
-    auto get_uuid = reinterpret_cast<decltype(&cuDeviceGetUuid)>(RealSymbol(kCuda, "cuDeviceGetUuid_v2"));
-    if (!get_uuid) get_uuid = reinterpret_cast<decltype(&cuDeviceGetUuid)>(RealSymbol(kCuda, "cuDeviceGetUuid"));
+    auto get_uuid = RealAs<decltype(&cuDeviceGetUuid)>(kCuda, "cuDeviceGetUuid_v2");
+    if (!get_uuid) get_uuid = RealAs<decltype(&cuDeviceGetUuid)>(kCuda, "cuDeviceGetUuid");
     CUuuid uuid{};
     if (!get_uuid || get_uuid(&uuid, d) != CUDA_SUCCESS) return false;
     *id = UuidText(uuid);

@@ -21,13 +21,9 @@ namespace {
 using Kind = Enforcer::Kind;
 constexpr Vendor kHip = Vendor::kHip;
 
-template <typename F>
-F Real(const char* name) {
-  return reinterpret_cast<F>(RealSymbol(kHip, name));
-}
 
 int CurrentDevice() {
-  static const auto get = Real<decltype(&hipGetDevice)>("hipGetDevice");
+  static const auto get = RealAs<decltype(&hipGetDevice)>(kHip, "hipGetDevice");
   int dev = -1;
   return get && get(&dev) == hipSuccess ? dev : -1;
 }
@@ -36,7 +32,7 @@ int CurrentDevice() {
 DeviceAccount* AccountOf(int dev) {
   static DeviceAccounts& accounts = *new DeviceAccounts("HIP");
   return accounts.Get(dev, [](int d, std::string* id) {
-    static const auto bus_id = Real<decltype(&hipDeviceGetPCIBusId)>("hipDeviceGetPCIBusId");
+    static const auto bus_id = RealAs<decltype(&hipDeviceGetPCIBusId)>(kHip, "hipDeviceGetPCIBusId");
     char text[64] = {0};
     if (d < 0 || !bus_id || bus_id(text, sizeof(text), d) != hipSuccess) return false;
     *id = text;
@@ -58,25 +54,25 @@ const EventOps kHipEvents = {
       return dev >= 0 ? reinterpret_cast<void*>(static_cast<uintptr_t>(dev) + 1) : nullptr;
     },
     [](void** event) {
-      static const auto create = Real<decltype(&hipEventCreate)>("hipEventCreate");
+      static const auto create = RealAs<decltype(&hipEventCreate)>(kHip, "hipEventCreate");
       return create && create(reinterpret_cast<hipEvent_t*>(event)) == hipSuccess;
     },
     [](void* event, void* stream, bool) {
-      static const auto record = Real<decltype(&hipEventRecord)>("hipEventRecord");
+      static const auto record = RealAs<decltype(&hipEventRecord)>(kHip, "hipEventRecord");
       return record && record(static_cast<hipEvent_t>(event), static_cast<hipStream_t>(stream)) == hipSuccess;
     },
     [](void* event) {
-      static const auto query = Real<decltype(&hipEventQuery)>("hipEventQuery");
+      static const auto query = RealAs<decltype(&hipEventQuery)>(kHip, "hipEventQuery");
       if (!query) return -1;
       const hipError_t rc = query(static_cast<hipEvent_t>(event));
       return rc == hipSuccess ? 1 : rc == hipErrorNotReady ? 0 : -1;
     },
     [](void* event) {
-      static const auto wait = Real<decltype(&hipEventSynchronize)>("hipEventSynchronize");
+      static const auto wait = RealAs<decltype(&hipEventSynchronize)>(kHip, "hipEventSynchronize");
       return wait && wait(static_cast<hipEvent_t>(event)) == hipSuccess;
     },
     [](float* ms, void* start, void* end) {
-      static const auto elapsed = Real<decltype(&hipEventElapsedTime)>("hipEventElapsedTime");
+      static const auto elapsed = RealAs<decltype(&hipEventElapsedTime)>(kHip, "hipEventElapsedTime");
       return elapsed && elapsed(ms, static_cast<hipEvent_t>(start), static_cast<hipEvent_t>(end)) == hipSuccess;
     },
 };

@@ -16,40 +16,36 @@ namespace {
 
 constexpr Vendor kCuda = Vendor::kCuda;
 
-template <typename F>
-F Real(const char* name) {
-  return reinterpret_cast<F>(RealSymbol(kCuda, name));
-}
 
 // CUDA's events for the pacer: contexts are the keys.
 const EventOps kCudaEvents = {
     [](void) -> void* {
-      static const auto current = Real<decltype(&cuCtxGetCurrent)>("cuCtxGetCurrent");
+      static const auto current = RealAs<decltype(&cuCtxGetCurrent)>(kCuda, "cuCtxGetCurrent");
       CUcontext c = nullptr;
       return current && current(&c) == CUDA_SUCCESS ? static_cast<void*>(c) : nullptr;
     },
     [](void** event) {
-      static const auto create = Real<decltype(&cuEventCreate)>("cuEventCreate");
+      static const auto create = RealAs<decltype(&cuEventCreate)>(kCuda, "cuEventCreate");
       return create && create(reinterpret_cast<CUevent*>(event), CU_EVENT_DEFAULT) == CUDA_SUCCESS;
     },
     [](void* event, void* stream, bool per_thread) {
-      static const auto record = Real<decltype(&cuEventRecord)>("cuEventRecord");
-      static const auto record_ptsz = Real<decltype(&cuEventRecord_ptsz)>("cuEventRecord_ptsz");
+      static const auto record = RealAs<decltype(&cuEventRecord)>(kCuda, "cuEventRecord");
+      static const auto record_ptsz = RealAs<decltype(&cuEventRecord_ptsz)>(kCuda, "cuEventRecord_ptsz");
       auto fn = per_thread && record_ptsz ? record_ptsz : record;
       return fn && fn(static_cast<CUevent>(event), static_cast<CUstream>(stream)) == CUDA_SUCCESS;
     },
     [](void* event) {
-      static const auto query = Real<decltype(&cuEventQuery)>("cuEventQuery");
+      static const auto query = RealAs<decltype(&cuEventQuery)>(kCuda, "cuEventQuery");
       if (!query) return -1;
       const CUresult rc = query(static_cast<CUevent>(event));
       return rc == CUDA_SUCCESS ? 1 : rc == CUDA_ERROR_NOT_READY ? 0 : -1;
     },
     [](void* event) {
-      static const auto wait = Real<decltype(&cuEventSynchronize)>("cuEventSynchronize");
+      static const auto wait = RealAs<decltype(&cuEventSynchronize)>(kCuda, "cuEventSynchronize");
       return wait && wait(static_cast<CUevent>(event)) == CUDA_SUCCESS;
     },
     [](float* ms, void* start, void* end) {
-      static const auto elapsed = Real<decltype(&cuEventElapsedTime)>("cuEventElapsedTime");
+      static const auto elapsed = RealAs<decltype(&cuEventElapsedTime)>(kCuda, "cuEventElapsedTime");
       return elapsed && elapsed(ms, static_cast<CUevent>(start), static_cast<CUevent>(end)) == CUDA_SUCCESS;
     },
 };

@@ -20,12 +20,18 @@ DlsymFn RealDlsym();
 // no such symbol.
 void* RealSymbol(Vendor vendor, const char* name);
 
+// RealSymbol as a function of type F.
+template <typename F>
+F RealAs(Vendor vendor, const char* name) {
+  return reinterpret_cast<F>(RealSymbol(vendor, name));
+}
+
 }  // namespace interposer
 }  // namespace vgpu
 
 // Declares `real` as the vendor's `name`, of the type of our hook `name`,
 // looked up once.
 #define VGPU_REAL(vendor, name) \
-  static const auto real = reinterpret_cast<decltype(&name)>(::vgpu::interposer::RealSymbol(vendor, #name))
+  static const auto real = ::vgpu::interposer::RealAs<decltype(&name)>(vendor, #name)
 
 #endif  // VGPU_INTERPOSER_REAL_SYMBOLS_H_
