@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 #include "text.h"
 
@@ -100,6 +101,67 @@ Axis NiceAxis(double lo, double hi, bool from_zero, int max_intervals) {
 
 bool Finite(double a, double b) { return std::isfinite(a) && std::isfinite(b); }
 
+// The document's start: <svg>, <title>, white background and the clip path
+// "plot-area" of the plot rectangle (x0, y0)-(x1, y1).
+std::string Opening(const std::string& title, double x0, double y0, double x1, double y1) {
+  std::string o;
+  o += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"560\" viewBox=\"0 0 900 560\""
+       " font-family=\"Helvetica, Arial, sans-serif\" fill=\"#222\">\n";
+  if (!title.empty()) o += "<title>" + Escape(title) + "</title>\n";
+  o += "<rect width=\"900\" height=\"560\" fill=\"#fff\"/>\n";
+  o += "<defs><clipPath id=\"plot-area\"><rect x=\"" + Px(x0) + "\" y=\"" + Px(y0) + "\" width=\"" +
+       Px(x1 - x0) + "\" height=\"" + Px(y1 - y0) + "\"/></clipPath></defs>\n";
+  return o;
+}
+
+// The frame around the plot rectangle, the axis labels ("" = none) and the
+// title above.
+std::string FrameAndLabels(const std::string& title, const std::string& x_label, const std::string& y_label,
+                           double x0, double y0, double x1, double y1) {
+  std::string o;
+  o += "<rect x=\"" + Px(x0) + "\" y=\"" + Px(y0) + "\" width=\"" + Px(x1 - x0) + "\" height=\"" + Px(y1 - y0) +
+       "\" fill=\"none\" stroke=\"#333\" stroke-width=\"1\"/>\n";
+  if (!x_label.empty())
+    o += "<text x=\"" + Px((x0 + x1) / 2) + "\" y=\"" + Px(kHeight - 18) + "\" font-size=\"14\" text-anchor=\"middle\">" +
+         Escape(x_label) + "</text>\n";
+  if (!y_label.empty())
+    o += "<text transform=\"translate(22," + Px((y0 + y1) / 2) + ") rotate(-90)\" font-size=\"14\" text-anchor=\"middle\">" +
+         Escape(y_label) + "</text>\n";
+  if (!title.empty())
+    o += "<text x=\"" + Px((x0 + x1) / 2) + "\" y=\"32\" font-size=\"17\" font-weight=\"bold\" text-anchor=\"middle\">" +
+         Escape(title) + "</text>\n";
+  return o;
+}
+
+// Legend width for labels of at most `longest` characters (0 = no legend).
+double LegendWidth(size_t labelled, size_t longest) {
+  return labelled == 0 ? 0 : std::clamp(44.0 + 7.0 * static_cast<double>(longest), 110.0, 320.0);
+}
+
+// Horizontal grid lines and labels of the y axis.
+std::string YGrid(const Axis& ay, double x0, double x1, const std::function<double(double)>& py) {
+  std::string o = "<g stroke=\"#e4e4e4\" stroke-width=\"1\">\n";
+  for (long i = 0; i < ay.count; ++i) {
+    std::string y = Px(py(static_cast<double>(ay.first + i) * ay.step));
+    o += "<line x1=\"" + Px(x0) + "\" y1=\"" + y + "\" x2=\"" + Px(x1) + "\" y2=\"" + y + "\"/>\n";
+  }
+  o += "</g>\n<g font-size=\"12\" fill=\"#333\">\n";
+  for (long i = 0; i < ay.count; ++i)
+    o += "<text x=\"" + Px(x0 - 8) + "\" y=\"" + Px(py(static_cast<double>(ay.first + i) * ay.step)) +
+         "\" dy=\"0.35em\" text-anchor=\"end\">" + ay.Label(i) + "</text>\n";
+  return o + "</g>\n";
+}
+
+// `s` on one line, cut to at most `max` bytes (not inside a UTF-8
+// character), with "..." in place of what is cut.
+std::string Shorten(const std::string& s, size_t max) {
+  std::string line = OneLine(s);
+  if (line.size() <= max) return line;
+  size_t keep = max - 3;
+  while (keep > 0 && (static_cast<unsigned char>(line[keep]) & 0xC0) == 0x80) --keep;
+  return line.substr(0, keep) + "...";
+}
+
 }  // namespace
 
 std::string RenderSvg(const PlotSpec& spec) {
@@ -126,38 +188,25 @@ std::string RenderSvg(const PlotSpec& spec) {
   size_t labelled = 0, longest = 0;
   for (const Series& s : spec.series)
     if (!Trim(s.label).empty()) ++labelled, longest = std::max(longest, OneLine(s.label).size());
-  double legend_w = labelled == 0 ? 0 : std::clamp(44.0 + 7.0 * static_cast<double>(longest), 110.0, 320.0);
+  double legend_w = LegendWidth(labelled, longest);
   const double x0 = 80, x1 = kWidth - 24 - legend_w;
   const double y0 = spec.title.empty() ? 24 : 52, y1 = kHeight - 60;
   auto px = [&](double v) { return x0 + (v - ax.lo) / (ax.hi - ax.lo) * (x1 - x0); };
   auto py = [&](double v) { return y1 - (v - ay.lo) / (ay.hi - ay.lo) * (y1 - y0); };
 
-  std::string o;
-  o += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"560\" viewBox=\"0 0 900 560\""
-       " font-family=\"Helvetica, Arial, sans-serif\" fill=\"#222\">\n";
-  if (!spec.title.empty()) o += "<title>" + Escape(spec.title) + "</title>\n";
-  o += "<rect width=\"900\" height=\"560\" fill=\"#fff\"/>\n";
-  o += "<defs><clipPath id=\"plot-area\"><rect x=\"" + Px(x0) + "\" y=\"" + Px(y0) + "\" width=\"" +
-       Px(x1 - x0) + "\" height=\"" + Px(y1 - y0) + "\"/></clipPath></defs>\n";
+  std::string o = Opening(spec.title, x0, y0, x1, y1);
 
-  // Grid, ticks and tick labels.
+  // Grid, ticks and tick labels: x here, y in YGrid.
   o += "<g stroke=\"#e4e4e4\" stroke-width=\"1\">\n";
   for (long i = 0; i < ax.count; ++i) {
     std::string x = Px(px(static_cast<double>(ax.first + i) * ax.step));
     o += "<line x1=\"" + x + "\" y1=\"" + Px(y0) + "\" x2=\"" + x + "\" y2=\"" + Px(y1) + "\"/>\n";
   }
-  for (long i = 0; i < ay.count; ++i) {
-    std::string y = Px(py(static_cast<double>(ay.first + i) * ay.step));
-    o += "<line x1=\"" + Px(x0) + "\" y1=\"" + y + "\" x2=\"" + Px(x1) + "\" y2=\"" + y + "\"/>\n";
-  }
   o += "</g>\n<g font-size=\"12\" fill=\"#333\">\n";
   for (long i = 0; i < ax.count; ++i)
     o += "<text x=\"" + Px(px(static_cast<double>(ax.first + i) * ax.step)) + "\" y=\"" + Px(y1 + 18) +
          "\" text-anchor=\"middle\">" + ax.Label(i) + "</text>\n";
-  for (long i = 0; i < ay.count; ++i)
-    o += "<text x=\"" + Px(x0 - 8) + "\" y=\"" + Px(py(static_cast<double>(ay.first + i) * ay.step)) +
-         "\" dy=\"0.35em\" text-anchor=\"end\">" + ay.Label(i) + "</text>\n";
-  o += "</g>\n";
+  o += "</g>\n" + YGrid(ay, x0, x1, py);
 
   // Vertical guide lines, each labelled with its value near the top.
   for (double m : spec.x_marks) {
@@ -213,18 +262,7 @@ std::string RenderSvg(const PlotSpec& spec) {
   }
   o += "</g>\n";
 
-  // Frame, axis labels, title.
-  o += "<rect x=\"" + Px(x0) + "\" y=\"" + Px(y0) + "\" width=\"" + Px(x1 - x0) + "\" height=\"" + Px(y1 - y0) +
-       "\" fill=\"none\" stroke=\"#333\" stroke-width=\"1\"/>\n";
-  if (!spec.x_label.empty())
-    o += "<text x=\"" + Px((x0 + x1) / 2) + "\" y=\"" + Px(kHeight - 18) + "\" font-size=\"14\" text-anchor=\"middle\">" +
-         Escape(spec.x_label) + "</text>\n";
-  if (!spec.y_label.empty())
-    o += "<text transform=\"translate(22," + Px((y0 + y1) / 2) + ") rotate(-90)\" font-size=\"14\" text-anchor=\"middle\">" +
-         Escape(spec.y_label) + "</text>\n";
-  if (!spec.title.empty())
-    o += "<text x=\"" + Px((x0 + x1) / 2) + "\" y=\"32\" font-size=\"17\" font-weight=\"bold\" text-anchor=\"middle\">" +
-         Escape(spec.title) + "</text>\n";
+  o += FrameAndLabels(spec.title, spec.x_label, spec.y_label, x0, y0, x1, y1);
 
   // Legend: a sample of each labelled line (and band), then its label.
   if (labelled > 0) {
@@ -249,6 +287,73 @@ std::string RenderSvg(const PlotSpec& spec) {
   }
   o += "</svg>\n";
   return o;
+}
+
+std::string RenderBarSvg(const BarChartSpec& spec) {
+  const size_t n = spec.categories.size();
+  double y_min = INFINITY, y_max = -INFINITY;
+  size_t bars = spec.series.size();  // bars per category
+  for (size_t c = 0; c < n && c < spec.values.size(); ++c) {
+    bars = std::max(bars, spec.values[c].size());
+    for (double v : spec.values[c])
+      if (std::isfinite(v)) y_min = std::min(y_min, v), y_max = std::max(y_max, v);
+  }
+  if (y_min > 0) y_min = 0;  // bars stand on 0
+  const Axis ay = NiceAxis(y_min, y_max, !(y_min < 0), 8);
+
+  size_t labelled = 0, longest = 0;
+  for (const std::string& label : spec.series)
+    if (!Trim(label).empty()) ++labelled, longest = std::max(longest, OneLine(label).size());
+  const bool slanted = n > 8;
+  const double x0 = 80, x1 = kWidth - 24 - LegendWidth(labelled, longest);
+  const double y0 = spec.title.empty() ? 24 : 52, y1 = kHeight - (slanted ? 110 : 60);
+  auto py = [&](double v) { return y1 - (v - ay.lo) / (ay.hi - ay.lo) * (y1 - y0); };
+
+  std::string o = Opening(spec.title, x0, y0, x1, y1);
+  o += YGrid(ay, x0, x1, py);
+
+  // Bars, then the category labels under their group.
+  const double band = (x1 - x0) / static_cast<double>(std::max<size_t>(n, 1));
+  const double bar_w = bars == 0 ? 0 : band * 0.8 / static_cast<double>(bars);
+  o += "<g class=\"bars\" clip-path=\"url(#plot-area)\">\n";
+  for (size_t c = 0; c < n && c < spec.values.size(); ++c) {
+    for (size_t k = 0; k < spec.values[c].size(); ++k) {
+      double v = spec.values[c][k];
+      if (!std::isfinite(v)) continue;
+      double x = x0 + band * (static_cast<double>(c) + 0.1) + bar_w * static_cast<double>(k);
+      double top = std::min(py(v), py(0)), height = std::fabs(py(v) - py(0));
+      o += "<rect x=\"" + Px(x) + "\" y=\"" + Px(top) + "\" width=\"" + Px(bar_w) + "\" height=\"" + Px(height) +
+           "\" fill=\"" + kPalette[k % kColors] + "\"><title>" + Escape(spec.categories[c]) + ": " +
+           Escape(Value(v)) + "</title></rect>\n";
+    }
+  }
+  o += "</g>\n<g class=\"categories\" font-size=\"12\" fill=\"#333\">\n";
+  for (size_t c = 0; c < n; ++c) {
+    double x = x0 + band * (static_cast<double>(c) + 0.5);
+    std::string label = Escape(Shorten(spec.categories[c], 18));
+    if (slanted)
+      o += "<text transform=\"translate(" + Px(x) + "," + Px(y1 + 12) +
+           ") rotate(-40)\" text-anchor=\"end\" dy=\"0.35em\">" + label + "</text>\n";
+    else
+      o += "<text x=\"" + Px(x) + "\" y=\"" + Px(y1 + 18) + "\" text-anchor=\"middle\">" + label + "</text>\n";
+  }
+  o += "</g>\n";
+  o += FrameAndLabels(spec.title, "", spec.y_label, x0, y0, x1, y1);
+
+  // Legend: a swatch of each labelled series, then its label.
+  if (labelled > 0) {
+    double ly = y0 + 10;
+    o += "<g class=\"legend\" font-size=\"13\">\n";
+    for (size_t k = 0; k < spec.series.size(); ++k) {
+      if (Trim(spec.series[k]).empty()) continue;
+      o += "<rect x=\"" + Px(x1 + 16) + "\" y=\"" + Px(ly - 6) + "\" width=\"26\" height=\"12\" fill=\"" +
+           kPalette[k % kColors] + "\"/>\n";
+      o += "<text x=\"" + Px(x1 + 50) + "\" y=\"" + Px(ly) + "\" dy=\"0.35em\">" + Escape(spec.series[k]) + "</text>\n";
+      ly += 22;
+    }
+    o += "</g>\n";
+  }
+  return o + "</svg>\n";
 }
 
 }  // namespace vgpu::sim

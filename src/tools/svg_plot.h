@@ -1,6 +1,7 @@
-// A line plot as a standalone SVG document, for vgpu-sim's --plot: curves of
-// (x, y) points with an optional min-max band each, dashed vertical guide
-// lines, axes with 1-2-5 ticks, a grid, a title and a legend.
+// Plots as standalone SVG documents: a line plot, for vgpu-sim's --plot
+// (curves of (x, y) points with an optional min-max band each, dashed
+// vertical guide lines), and a grouped bar chart, for vgpuctl report's --svg;
+// both with axes with 1-2-5 ticks, a grid, a title and a legend.
 #ifndef VGPU_TOOLS_SVG_PLOT_H_
 #define VGPU_TOOLS_SVG_PLOT_H_
 
@@ -32,6 +33,23 @@ struct PlotSpec {
 // Colours: a colourblind-safe palette of 10 (Okabe-Ito without yellow plus
 // three of Paul Tol's "muted"); series 10 and on repeat it with dashes.
 std::string RenderSvg(const PlotSpec& spec);
+
+// A grouped bar chart: for each category (e.g. a user) one bar per series
+// (e.g. requested and used), side by side, series k in the k-th palette
+// colour. values[c][k] is the bar of category c and series k; a missing or
+// non-finite value draws no bar.
+struct BarChartSpec {
+  std::string title, y_label;
+  std::vector<std::string> series;      // legend labels
+  std::vector<std::string> categories;  // x axis labels, left to right
+  std::vector<std::vector<double>> values;
+};
+
+// The chart as an SVG document (900 x 560 px), with the guarantees of
+// RenderSvg: well-formed for any spec, text XML-escaped, y from 0 unless a
+// value is negative. Category labels longer than 18 characters are cut
+// (ending in "..."); with more than 8 categories they are slanted.
+std::string RenderBarSvg(const BarChartSpec& spec);
 
 }  // namespace vgpu::sim
 

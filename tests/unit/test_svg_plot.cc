@@ -47,6 +47,14 @@ size_t Count(const std::string& s, const std::string& what) {
   return n;
 }
 
+// The height="..." of the n-th bar (<rect with a <title>) of `svg`.
+double BarHeight(const std::string& svg, size_t n) {
+  size_t at = svg.find("<g class=\"bars\"");
+  for (size_t i = 0; i <= n; ++i) at = svg.find("<rect ", at + 1);
+  size_t h = svg.find("height=\"", at) + 8;
+  return std::stod(svg.substr(h, svg.find('"', h) - h));
+}
+
 // A curve from 0 to 130 in steps of 10, with a band of +-1.
 Series Curve(const std::string& label, double offset, bool band) {
   Series s;
@@ -71,6 +79,9 @@ class SvgPlotTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(DistinctColors);
   CPPUNIT_TEST(EmptySpec);
   CPPUNIT_TEST(DegenerateData);
+  CPPUNIT_TEST(BarChart);
+  CPPUNIT_TEST(BarChartLabels);
+  CPPUNIT_TEST(BarChartDegenerate);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -167,6 +178,51 @@ class SvgPlotTest : public CppUnit::TestFixture {
     Series flat{"flat", {7, 7}, {-4, -4}, {}, {}};
     std::string svg2 = RenderSvg(PlotSpec{"", "", "", {flat}, {}});
     CPPUNIT_ASSERT_EQUAL(std::string(""), XmlFault(svg2));
+  }
+
+  void BarChart() {
+    BarChartSpec spec{"Share-hours", "share-hours", {"requested", "used"}, {"alice", "bob"}, {{90, 75}, {75, 12.5}}};
+    std::string svg = RenderBarSvg(spec);
+    CPPUNIT_ASSERT_EQUAL(std::string(""), XmlFault(svg));
+    CPPUNIT_ASSERT_EQUAL(size_t(4), Count(svg, "</title></rect>"));  // one per bar
+    for (const char* text : {">Share-hours<", ">share-hours<", ">requested<", ">used<", ">alice</text>", ">bob</text>",
+                             "<title>bob: 12.5</title>"})
+      CPPUNIT_ASSERT_MESSAGE(text, svg.find(text) != std::string::npos);
+    // Heights are proportional to the values, from a y axis at 0.
+    CPPUNIT_ASSERT_DOUBLES_EQUAL(90.0 / 75.0, BarHeight(svg, 0) / BarHeight(svg, 1), 0.01);
+    CPPUNIT_ASSERT_DOUBLES_EQUAL(6.0, BarHeight(svg, 2) / BarHeight(svg, 3), 0.02);
+    CPPUNIT_ASSERT(svg.find(">0</text>") != std::string::npos);
+    // Series k has colour k in every category.
+    size_t first = svg.find("<title>alice: 90<"), second = svg.find("<title>bob: 75<");
+    CPPUNIT_ASSERT_EQUAL(svg.substr(svg.rfind("fill=", first), 15), svg.substr(svg.rfind("fill=", second), 15));
+    CPPUNIT_ASSERT(svg.substr(svg.rfind("fill=", first), 15) != svg.substr(svg.rfind("fill=", svg.find("alice: 75")), 15));
+  }
+
+  void BarChartLabels() {
+    BarChartSpec spec{"a & b", "", {"<s>"}, {"x<y", std::string(12, 'a') + "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"}, {{1}, {2}}};
+    std::string svg = RenderBarSvg(spec);
+    CPPUNIT_ASSERT_EQUAL(std::string(""), XmlFault(svg));
+    CPPUNIT_ASSERT(svg.find(">x&lt;y</text>") != std::string::npos);
+    CPPUNIT_ASSERT(svg.find(">&lt;s&gt;</text>") != std::string::npos);
+    // 20 bytes cut to 18 at most, not inside the two-byte character.
+    CPPUNIT_ASSERT(svg.find(">" + std::string(12, 'a') + "\xc3\xa9...</text>") != std::string::npos);
+    CPPUNIT_ASSERT(svg.find("rotate(-40)") == std::string::npos);  // few categories: level labels
+    BarChartSpec many;
+    for (int i = 0; i < 9; ++i) many.categories.push_back("u" + std::to_string(i)), many.values.push_back({1.0 * i});
+    std::string slanted = RenderBarSvg(many);
+    CPPUNIT_ASSERT_EQUAL(std::string(""), XmlFault(slanted));
+    CPPUNIT_ASSERT_EQUAL(size_t(9), Count(slanted, "rotate(-40)"));
+    CPPUNIT_ASSERT(slanted.find("class=\"legend\"") == std::string::npos);  // no series labels
+  }
+
+  void BarChartDegenerate() {
+    CPPUNIT_ASSERT_EQUAL(std::string(""), XmlFault(RenderBarSvg(BarChartSpec{})));
+    BarChartSpec odd{"", "", {"a", "b"}, {"one", "two", "three"}, {{NAN, INFINITY}, {-5, 0}}};
+    std::string svg = RenderBarSvg(odd);
+    CPPUNIT_ASSERT_EQUAL(std::string(""), XmlFault(svg));
+    CPPUNIT_ASSERT(svg.find("nan") == std::string::npos && svg.find("inf") == std::string::npos);
+    CPPUNIT_ASSERT_EQUAL(size_t(2), Count(svg, "</title></rect>"));  // -5 and 0; none for three
+    CPPUNIT_ASSERT(svg.find(">-5</text>") != std::string::npos);     // the axis goes below 0
   }
 };
 
