@@ -1,25 +1,10 @@
 #include "job_limits.h"
 
-#include <cerrno>
-#include <cstdlib>
 #include <sstream>
 
 #include "text.h"
 
 namespace vgpu {
-namespace {
-
-bool ParseU64(const std::string& s, uint64_t max, uint64_t* out) {
-  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return false;
-  errno = 0;
-  char* end = nullptr;
-  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0' || v > max) return false;
-  *out = v;
-  return true;
-}
-
-}  // namespace
 
 double DeviceLimit::ComputeShare() const {
   if (shares_per_device == 0) return 0;
@@ -29,17 +14,11 @@ double DeviceLimit::ComputeShare() const {
 Result<JobLimits> JobLimits::Parse(const std::string& text, const std::string& source) {
   using R = Result<JobLimits>;
   JobLimits out;
-  std::istringstream in(text);
-  std::string line;
+  std::istringstream in(text), words;
+  std::string key;
   int line_no = 0;
   bool have_version = false, have_job = false;
-  while (std::getline(in, line)) {
-    ++line_no;
-    const size_t hash = line.find('#');
-    if (hash != std::string::npos) line.erase(hash);
-    std::istringstream words(line);
-    std::string key;
-    if (!(words >> key)) continue;
+  while (NextRecord(in, &line_no, &words, &key)) {
     const std::string where = source + ":" + std::to_string(line_no) + ": ";
     if (!have_version && key != "vgpu-limits")
       return R::Error(where + "not a vgpu limits file (the first line must be \"vgpu-limits " +

@@ -3,6 +3,11 @@
 #define VGPU_COMMON_TEXT_H_
 
 #include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <istream>
+#include <sstream>
 #include <string>
 
 namespace vgpu {
@@ -33,6 +38,35 @@ inline std::string OneLine(const std::string& s) {
     blank = is_blank;
   }
   return out;
+}
+
+// Parses `s` as a plain decimal number (digits only: no sign, no blanks) of
+// at most `max` into *out; false, leaving *out alone, when it is not one.
+inline bool ParseU64(const std::string& s, uint64_t max, uint64_t* out) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return false;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || v > max) return false;
+  *out = v;
+  return true;
+}
+
+// The line reader of our record files (limits, slices): reads `in` up to its
+// next line that holds a word once its '#' comment is cut, leaves that line
+// in *words positioned after its first word, *key. *line_no counts every
+// line read, blank or not, for messages. False at the end of `in`.
+inline bool NextRecord(std::istream& in, int* line_no, std::istringstream* words, std::string* key) {
+  std::string line;
+  while (std::getline(in, line)) {
+    ++*line_no;
+    const size_t hash = line.find('#');
+    if (hash != std::string::npos) line.erase(hash);
+    words->clear();
+    words->str(line);
+    if (*words >> *key) return true;
+  }
+  return false;
 }
 
 }  // namespace vgpu

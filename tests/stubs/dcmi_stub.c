@@ -1,4 +1,5 @@
-/* Stub Huawei DCMI (built as stubs/libdcmi.so) for the discovery tests.
+/* Stub Huawei DCMI (built as stubs/libdcmi.so) for the discovery and
+ * hardware slice tests.
  *
  * Environment, read on every call:
  *   VGPU_STUB_DCMI_DEVICES
@@ -10,6 +11,20 @@
  *     from dcmi_get_device_memory_info_v3).
  *   VGPU_STUB_DCMI_FAIL         functions that return -8005 (stub failure)
  *   VGPU_STUB_DCMI_UNSUPPORTED  functions that return -8255 (not supported)
+ *   VGPU_STUB_DCMI_VNPU_STATE   a file: when set, dcmi_create_vdevice and
+ *     dcmi_set_destroy_vdevice work, and the vNPUs live in that file, so that
+ *     one process (a prolog) creates what a later one (an epilog) destroys.
+ *     One line per vNPU, rewritten on each change:
+ *       <phy id> vdev=<vdev id> template=<template name>
+ *     Unset: both calls answer -8255 (not supported).
+ *
+ * vNPU model: a template "vir<N>..." takes N AI cores (vir03_1c_8g: 3); an
+ * NPU has the AI cores dcmi_get_device_chip_info reports (20), and a vNPU
+ * that does not fit in what its NPU's vNPUs leave answers -8020 (resource
+ * occupied); a name that is no such template, -8001 (invalid parameter).
+ * vdev ids are node-wide, the lowest free from 100 when the request's
+ * vdev_id is 0xFFFFFFFF (else that id, -8020 if taken). Destroying a vdev id
+ * the NPU does not have answers -8008 (device does not exist).
  *
  * Signatures follow the DCMI API reference (dcmi_interface_api.h): int
  * return, 0 on success.
@@ -21,7 +36,10 @@
 #define DCMI_OK 0
 #define DCMI_ERR_INVALID_PARAMETER (-8001)
 #define DCMI_ERR_STUB_FAILURE (-8005)
+#define DCMI_ERR_DEVICE_NOT_EXIST (-8008)
+#define DCMI_ERR_RESOURCE_OCCUPIED (-8020)
 #define DCMI_ERR_NOT_SUPPORT (-8255)
+#define STUB_AICORES 20 /* AI cores of every simulated NPU */
 
 struct dcmi_chip_info {
   unsigned char chip_type[32];
@@ -150,7 +168,7 @@ int dcmi_get_device_chip_info(int card_id, int device_id, struct dcmi_chip_info*
   copy_chars(chip_info->chip_type, sizeof(chip_info->chip_type), r->field[F_TYPE]);
   copy_chars(chip_info->chip_name, sizeof(chip_info->chip_name), r->field[F_NAME]);
   copy_chars(chip_info->chip_ver, sizeof(chip_info->chip_ver), "V1");
-  chip_info->aicore_cnt = 20;
+  chip_info->aicore_cnt = STUB_AICORES;
   return DCMI_OK;
 }
 
@@ -195,4 +213,123 @@ int dcmi_get_device_pcie_info_v2(int card_id, int device_id, struct dcmi_pcie_in
   pcie_info->bdf_deviceid = dev;
   pcie_info->bdf_funcid = fn;
   return DCMI_OK;
+}
+
+/* --- vNPU ---------------------------------------------------------------- */
+
+struct dcmi_create_vdev_res_stru {
+  unsigned int vdev_id;
+  unsigned int vfg_id;
+  char template_name[32];
+  unsigned char reserved[64];
+};
+
+struct dcmi_create_vdev_out {
+  unsigned int vdev_id;
+  unsigned int pcie_bus, pcie_device, pcie_func;
+  unsigned int vfg_id;
+  unsigned char reserved[32];
+};
+
+#define VDEV_FIRST 100
+#define VDEV_AUTO 0xFFFFFFFFu
+
+typedef struct {
+  unsigned phy, vdev;
+  char template_name[STUB_FIELD_LEN];
+} vnpu;
+
+typedef struct {
+  vnpu at[STUB_STATE_MAX];
+  int count;
+} vnpu_state;
+
+static const char* vnpu_state_path(void) {
+  const char* path = getenv("VGPU_STUB_DCMI_VNPU_STATE");
+  return path != NULL && path[0] != '\0' ? path : NULL;
+}
+
+static void vnpu_load(vnpu_state* s) {
+  static char lines[STUB_STATE_MAX][STUB_STATE_LINE];
+  int n = stub_state_read(vnpu_state_path(), lines);
+  s->count = 0;
+  for (int i = 0; i < n; ++i) {
+    vnpu* v = &s->at[s->count];
+    if (sscanf(lines[i], "%u vdev=%u template=%95s", &v->phy, &v->vdev, v->template_name) == 3) s->count++;
+  }
+}
+
+static int vnpu_save(const vnpu_state* s) {
+  static char text[STUB_STATE_MAX * STUB_STATE_LINE];
+  size_t len = 0;
+  text[0] = '\0';
+  for (int i = 0; i < s->count; ++i)
+    len += (size_t)snprintf(text + len, sizeof(text) - len, "%u vdev=%u template=%s\n", s->at[i].phy, s->at[i].vdev,
+                            s->at[i].template_name);
+  return stub_state_write(vnpu_state_path(), text) == 0 ? DCMI_OK : DCMI_ERR_STUB_FAILURE;
+}
+
+/* The AI cores of template `name` ("vir03_1c_8g": 3), or 0 when it is none. */
+static unsigned template_cores(const char* name) {
+  if (strncmp(name, "vir", 3) != 0 || name[3] < '0' || name[3] > '9') return 0;
+  return (unsigned)stub_u64(name + 3, 10);
+}
+
+/* The vNPU row with `vdev` (on `phy` unless phy is -1), or -1. */
+static int vnpu_find(const vnpu_state* s, long phy, unsigned vdev) {
+  for (int i = 0; i < s->count; ++i)
+    if (s->at[i].vdev == vdev && (phy < 0 || s->at[i].phy == (unsigned)phy)) return i;
+  return -1;
+}
+
+int dcmi_create_vdevice(int card_id, int device_id, struct dcmi_create_vdev_res_stru* vdev,
+                        struct dcmi_create_vdev_out* out) {
+  stub_record all[STUB_MAX_DEVICES];
+  const stub_record* r;
+  vnpu_state s;
+  unsigned phy, cores, used = 0, id;
+  char name[sizeof(vdev->template_name) + 1];
+  int rc = injected("dcmi_create_vdevice");
+  if (rc != DCMI_OK) return rc;
+  if ((r = find(all, card_id, device_id)) == NULL || vdev == NULL || out == NULL) return DCMI_ERR_INVALID_PARAMETER;
+  if (vnpu_state_path() == NULL) return DCMI_ERR_NOT_SUPPORT;
+  memcpy(name, vdev->template_name, sizeof(vdev->template_name));
+  name[sizeof(vdev->template_name)] = '\0';
+  if ((cores = template_cores(name)) == 0 || strchr(name, ' ') != NULL) return DCMI_ERR_INVALID_PARAMETER;
+  phy = (unsigned)num(r, F_PHY);
+  vnpu_load(&s);
+  for (int i = 0; i < s.count; ++i)
+    if (s.at[i].phy == phy) used += template_cores(s.at[i].template_name);
+  if (used + cores > STUB_AICORES || s.count == STUB_STATE_MAX) return DCMI_ERR_RESOURCE_OCCUPIED;
+  id = vdev->vdev_id;
+  if (id == VDEV_AUTO) {
+    for (id = VDEV_FIRST; vnpu_find(&s, -1, id) >= 0; ++id) {
+    }
+  } else if (vnpu_find(&s, -1, id) >= 0) {
+    return DCMI_ERR_RESOURCE_OCCUPIED;
+  }
+  s.at[s.count].phy = phy;
+  s.at[s.count].vdev = id;
+  snprintf(s.at[s.count].template_name, sizeof(s.at[s.count].template_name), "%s", name);
+  s.count++;
+  if ((rc = vnpu_save(&s)) != DCMI_OK) return rc;
+  memset(out, 0, sizeof(*out));
+  out->vdev_id = id;
+  out->vfg_id = vdev->vfg_id == VDEV_AUTO ? 0 : vdev->vfg_id;
+  return DCMI_OK;
+}
+
+int dcmi_set_destroy_vdevice(int card_id, int device_id, unsigned int vdevid) {
+  stub_record all[STUB_MAX_DEVICES];
+  const stub_record* r;
+  vnpu_state s;
+  int row, rc = injected("dcmi_set_destroy_vdevice");
+  if (rc != DCMI_OK) return rc;
+  if ((r = find(all, card_id, device_id)) == NULL) return DCMI_ERR_INVALID_PARAMETER;
+  if (vnpu_state_path() == NULL) return DCMI_ERR_NOT_SUPPORT;
+  vnpu_load(&s);
+  if ((row = vnpu_find(&s, num(r, F_PHY), vdevid)) < 0) return DCMI_ERR_DEVICE_NOT_EXIST;
+  memmove(&s.at[row], &s.at[row + 1], (size_t)(s.count - row - 1) * sizeof(s.at[0]));
+  s.count--;
+  return vnpu_save(&s);
 }

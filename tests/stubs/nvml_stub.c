@@ -1,4 +1,5 @@
-/* Stub NVML (built as stubs/libnvidia-ml.so.1) for the discovery tests.
+/* Stub NVML (built as stubs/libnvidia-ml.so.1, with nvml_stub_mig.c) for the
+ * discovery and hardware slice tests.
  *
  * Environment, read on every call:
  *   VGPU_STUB_NVML_DEVICES   "<name>,<minor>,<memory_bytes>,<pci_bus_id>[,<uuid>];..."
@@ -9,27 +10,16 @@
  *   VGPU_STUB_NVML_UNSUPPORTED  functions that return NVML_ERROR_NOT_SUPPORTED (3)
  *       e.g. VGPU_STUB_NVML_FAIL=nvmlDeviceGetName
  *
+ *   VGPU_STUB_NVML_MIG_STATE, VGPU_STUB_NVML_MIG_MODE: simulated MIG, see
+ *       nvml_stub_mig.c.
+ *
  * Extra export for tests: vgpu_stub_nvml_init_depth(): nvmlInit_v2 calls not
  * yet matched by nvmlShutdown.
  *
  * Signatures follow the NVML API reference (nvml.h); nvmlReturn_t is an
- * int-sized enum, handles are opaque pointers (here: index + 1).
+ * int-sized enum, handles are opaque pointers (here: index + 1 for a GPU).
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-
-#include "stub_devices.h"
-
-typedef int nvmlReturn_t;
-typedef struct nvmlDevice_st* nvmlDevice_t;
-
-#define NVML_SUCCESS 0
-#define NVML_ERROR_UNINITIALIZED 1
-#define NVML_ERROR_INVALID_ARGUMENT 2
-#define NVML_ERROR_NOT_SUPPORTED 3
-#define NVML_ERROR_INSUFFICIENT_SIZE 7
-#define NVML_ERROR_UNKNOWN 999
+#include "nvml_stub.h"
 
 typedef struct {
   unsigned long long total, free, used;
@@ -45,15 +35,13 @@ static int init_depth = 0;
 
 int vgpu_stub_nvml_init_depth(void) { return init_depth; }
 
-/* The injected result for `fn`, or NVML_SUCCESS to go on. */
-static nvmlReturn_t injected(const char* fn) {
+nvmlReturn_t injected(const char* fn) {
   if (stub_listed("VGPU_STUB_NVML_FAIL", fn)) return NVML_ERROR_UNKNOWN;
   if (stub_listed("VGPU_STUB_NVML_UNSUPPORTED", fn)) return NVML_ERROR_NOT_SUPPORTED;
   return NVML_SUCCESS;
 }
 
-/* The record of handle `dev`, or NULL. `all` receives the parsed list. */
-static const stub_record* lookup(nvmlDevice_t dev, stub_record* all, int* index) {
+const stub_record* lookup(nvmlDevice_t dev, stub_record* all, int* index) {
   int n = stub_read_records("VGPU_STUB_NVML_DEVICES", all);
   intptr_t i = (intptr_t)dev - 1;
   if (init_depth <= 0 || i < 0 || i >= n) return NULL;
@@ -61,7 +49,7 @@ static const stub_record* lookup(nvmlDevice_t dev, stub_record* all, int* index)
   return &all[i];
 }
 
-static nvmlReturn_t copy_string(const char* s, char* out, unsigned int length) {
+nvmlReturn_t copy_string(const char* s, char* out, unsigned int length) {
   if (out == NULL) return NVML_ERROR_INVALID_ARGUMENT;
   if (strlen(s) + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
   memcpy(out, s, strlen(s) + 1);
@@ -84,7 +72,11 @@ nvmlReturn_t nvmlShutdown(void) {
 const char* nvmlErrorString(nvmlReturn_t result) {
   switch (result) {
     case NVML_SUCCESS: return "Success";
+    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
     case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+    case NVML_ERROR_NOT_FOUND: return "Not Found";
+    case NVML_ERROR_IN_USE: return "In use by another client";
+    case NVML_ERROR_INSUFFICIENT_RESOURCES: return "Insufficient Resources";
     case NVML_ERROR_UNKNOWN: return "Unknown Error";
     default: return "Stub Error";
   }
@@ -162,6 +154,12 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
   return NVML_SUCCESS;
 }
 
+const char* device_uuid(const stub_record* r, int i, char fallback[32]) {
+  if (r->count > 4 && r->field[4][0] != '\0') return r->field[4];
+  snprintf(fallback, 32, "GPU-stub-%d", i);
+  return fallback;
+}
+
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
   stub_record all[STUB_MAX_DEVICES];
   char fallback[32];
@@ -169,8 +167,7 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int len
   const stub_record* r;
   nvmlReturn_t rc = injected("nvmlDeviceGetUUID");
   if (rc != NVML_SUCCESS) return rc;
-  if ((r = lookup(device, all, &i)) == NULL) return NVML_ERROR_INVALID_ARGUMENT;
-  if (r->count > 4 && r->field[4][0] != '\0') return copy_string(r->field[4], uuid, length);
-  snprintf(fallback, sizeof(fallback), "GPU-stub-%d", i);
-  return copy_string(fallback, uuid, length);
+  if ((r = lookup(device, all, &i)) == NULL) return mig_device_uuid(device, uuid, length);
+  return copy_string(device_uuid(r, i, fallback), uuid, length);
 }
+

@@ -12,6 +12,10 @@
  * Failure lists: "<function>[,<function>...]": each named function returns
  *   the stub's error code (…_FAIL) or its "not supported" code
  *   (…_UNSUPPORTED) instead of doing its work.
+ * State files (…_STATE, for what outlives a process, such as MIG instances
+ *   a prolog makes and an epilog removes): plain text, one record a line,
+ *   read whole on every call and rewritten whole (write, then rename) on
+ *   every change. A missing file is an empty state.
  */
 #ifndef VGPU_TESTS_STUB_DEVICES_H_
 #define VGPU_TESTS_STUB_DEVICES_H_
@@ -86,6 +90,39 @@ static inline int stub_parse_bdf(const char* s, unsigned* domain, unsigned* bus,
   *domain = 0;
   if (sscanf(s, "%x:%x.%x", bus, dev, fn) == 3) return 0;
   return -1;
+}
+
+#define STUB_STATE_MAX 256
+#define STUB_STATE_LINE 256
+
+/* Reads the lines of state file `path` into `lines` (at most STUB_STATE_MAX,
+ * each cut to STUB_STATE_LINE - 1 bytes, without the newline; empty lines
+ * skipped); returns how many. A missing file: 0. */
+static inline int stub_state_read(const char* path, char lines[][STUB_STATE_LINE]) {
+  FILE* f = fopen(path, "r");
+  int n = 0;
+  if (f == NULL) return 0;
+  while (n < STUB_STATE_MAX && fgets(lines[n], STUB_STATE_LINE, f) != NULL) {
+    lines[n][strcspn(lines[n], "\n")] = '\0';
+    if (lines[n][0] != '\0') n++;
+  }
+  fclose(f);
+  return n;
+}
+
+/* Replaces state file `path` with `text` (via "<path>.tmp" and rename, so a
+ * reader never sees half a file); 0 on success. */
+static inline int stub_state_write(const char* path, const char* text) {
+  char tmp[4096];
+  FILE* f;
+  if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) return -1;
+  if ((f = fopen(tmp, "w")) == NULL) return -1;
+  if (fputs(text, f) < 0) {
+    fclose(f);
+    return -1;
+  }
+  if (fclose(f) != 0) return -1;
+  return rename(tmp, path);
 }
 
 #endif /* VGPU_TESTS_STUB_DEVICES_H_ */

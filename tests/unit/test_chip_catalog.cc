@@ -12,17 +12,12 @@
 #include <string>
 
 #include "chip_catalog.h"
+#include "test_paths.h"
 
 namespace vgpu {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string CatalogDir() {
-  if (const char* dir = std::getenv("VGPU_TEST_CATALOG_DIR")) return dir;
-  const char* srcdir = std::getenv("srcdir");
-  return std::string(srcdir != nullptr ? srcdir : ".") + "/../etc/chips.d";
-}
 
 // A fresh directory, removed with everything in it when destroyed.
 class TempDir {

@@ -13,22 +13,12 @@
 #include <vector>
 
 #include "discovery.h"
+#include "test_paths.h"
 
 namespace vgpu {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string StubDir() {
-  const char* dir = std::getenv("VGPU_TEST_STUB_DIR");
-  return dir != nullptr ? dir : "stubs";
-}
-
-std::string CatalogDir() {
-  if (const char* dir = std::getenv("VGPU_TEST_CATALOG_DIR")) return dir;
-  const char* srcdir = std::getenv("srcdir");
-  return std::string(srcdir != nullptr ? srcdir : ".") + "/../etc/chips.d";
-}
 
 const char* const kStubVars[] = {
     "VGPU_STUB_NVML_DEVICES", "VGPU_STUB_NVML_FAIL", "VGPU_STUB_NVML_UNSUPPORTED",

@@ -1,0 +1,27 @@
+// Where the unit tests find what `make check` points them at (see
+// AM_TESTS_ENVIRONMENT in tests/Makefile.am), with fallbacks for running
+// unit_tests by hand from the tests build directory.
+#ifndef VGPU_TESTS_UNIT_TEST_PATHS_H_
+#define VGPU_TESTS_UNIT_TEST_PATHS_H_
+
+#include <cstdlib>
+#include <string>
+
+namespace vgpu {
+
+// The stub vendor libraries (tests/stubs): $VGPU_TEST_STUB_DIR, else ./stubs.
+inline std::string StubDir() {
+  const char* dir = std::getenv("VGPU_TEST_STUB_DIR");
+  return dir != nullptr ? dir : "stubs";
+}
+
+// The shipped chip catalog: $VGPU_TEST_CATALOG_DIR, else $srcdir/../etc/chips.d.
+inline std::string CatalogDir() {
+  if (const char* dir = std::getenv("VGPU_TEST_CATALOG_DIR")) return dir;
+  const char* srcdir = std::getenv("srcdir");
+  return std::string(srcdir != nullptr ? srcdir : ".") + "/../etc/chips.d";
+}
+
+}  // namespace vgpu
+
+#endif  // VGPU_TESTS_UNIT_TEST_PATHS_H_
