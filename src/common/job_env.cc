@@ -5,10 +5,20 @@
 namespace vgpu {
 namespace {
 
-void Append(std::string* list, const std::string& item) {
-  if (!list->empty()) *list += ',';
-  *list += item;
-}
+// A comma-separated list that keeps empty items ("a,,c").
+class List {
+ public:
+  void Add(const std::string& item) {
+    if (any_) text_ += ',';
+    text_ += item;
+    any_ = true;
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+  bool any_ = false;
+};
 
 }  // namespace
 
@@ -16,25 +26,27 @@ EnvVars BuildJobEnv(const DeviceTable& table, const std::vector<DeviceShare>& sh
                     const JobEnvOptions& options) {
   EnvVars env;
   if (shares.empty()) return env;
-  std::string devices, files, counts, quotas, types, models, uuids;
+  List devices, files, counts, quotas, types, models, uuids, buses;
   uint64_t on_node = 0;
-  bool any_uuid = false;
+  bool any_uuid = false, any_bus = false;
   // Visibility variable -> its value, in the order vendors first appear.
-  std::vector<std::pair<std::string, std::string>> visible;
+  std::vector<std::pair<std::string, List>> visible;
   std::map<std::string, int> local_count;
   const uint32_t s = table.shares_per_device() ? table.shares_per_device() : 1;
   for (const DeviceShare& ds : shares) {
     const Device& d = table.devices()[ds.device].device;
-    Append(&devices, std::to_string(ds.device));
-    Append(&files, d.files.empty() ? "" : d.files.front());
-    Append(&counts, std::to_string(ds.shares));
+    devices.Add(std::to_string(ds.device));
+    files.Add(d.files.empty() ? "" : d.files.front());
+    counts.Add(std::to_string(ds.shares));
     // Shares x memory / S, rounded down so the sum never exceeds the device.
     unsigned __int128 quota = static_cast<unsigned __int128>(d.memory_bytes) * ds.shares / s;
-    Append(&quotas, std::to_string(static_cast<uint64_t>(quota)));
-    Append(&types, d.gres_type);
-    Append(&models, d.model_id.empty() ? "unknown" : d.model_id);
-    Append(&uuids, d.uuid);
+    quotas.Add(std::to_string(static_cast<uint64_t>(quota)));
+    types.Add(d.gres_type);
+    models.Add(d.model_id.empty() ? "unknown" : d.model_id);
+    uuids.Add(d.uuid);
     any_uuid = any_uuid || !d.uuid.empty();
+    buses.Add(d.pci_bus_id);
+    any_bus = any_bus || !d.pci_bus_id.empty();
     on_node += ds.shares;
     if (d.visible_devices_env.empty()) continue;
     int& local = local_count[d.visible_devices_env];
@@ -42,26 +54,28 @@ EnvVars BuildJobEnv(const DeviceTable& table, const std::vector<DeviceShare>& sh
     ++local;
     auto it = visible.begin();
     while (it != visible.end() && it->first != d.visible_devices_env) ++it;
-    if (it == visible.end()) it = visible.insert(visible.end(), {d.visible_devices_env, ""});
-    Append(&it->second, std::to_string(value));
+    if (it == visible.end()) it = visible.insert(visible.end(), {d.visible_devices_env, List()});
+    it->second.Add(std::to_string(value));
   }
-  env.emplace_back("VGPU_DEVICES", devices);
-  env.emplace_back("VGPU_DEVICE_FILES", files);
-  env.emplace_back("VGPU_SHARES", counts);
+  env.emplace_back("VGPU_DEVICES", devices.text());
+  env.emplace_back("VGPU_DEVICE_FILES", files.text());
+  env.emplace_back("VGPU_SHARES", counts.text());
   env.emplace_back("VGPU_SHARES_ON_NODE", std::to_string(on_node));
   env.emplace_back("VGPU_SHARES_PER_DEVICE", std::to_string(table.shares_per_device()));
-  env.emplace_back("VGPU_MEMORY_QUOTA", quotas);
-  env.emplace_back("VGPU_TYPES", types);
-  env.emplace_back("VGPU_MODELS", models);
-  if (any_uuid) env.emplace_back("VGPU_UUIDS", uuids);
-  for (auto& v : visible) env.push_back(v);
+  env.emplace_back("VGPU_MEMORY_QUOTA", quotas.text());
+  env.emplace_back("VGPU_TYPES", types.text());
+  env.emplace_back("VGPU_MODELS", models.text());
+  if (any_uuid) env.emplace_back("VGPU_UUIDS", uuids.text());
+  if (any_bus) env.emplace_back("VGPU_PCI_BUS_IDS", buses.text());
+  for (auto& v : visible) env.emplace_back(v.first, v.second.text());
   return env;
 }
 
 std::vector<std::string> JobEnvVariablesToClear() {
   return {"VGPU_DEVICES",      "VGPU_DEVICE_FILES", "VGPU_SHARES",
           "VGPU_SHARES_ON_NODE", "VGPU_SHARES_PER_DEVICE", "VGPU_MEMORY_QUOTA",
-          "VGPU_TYPES",        "VGPU_MODELS",       "VGPU_UUIDS"};
+          "VGPU_TYPES",        "VGPU_MODELS",       "VGPU_UUIDS",
+          "VGPU_PCI_BUS_IDS"};
 }
 
 }  // namespace vgpu

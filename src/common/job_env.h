@@ -7,7 +7,9 @@
 //   VGPU_SHARES_PER_DEVICE  S
 //   VGPU_MEMORY_QUOTA       bytes of device memory allowed on each device
 //                           (shares x device memory / S; 0 = unknown)
-//   VGPU_TYPES, VGPU_MODELS, VGPU_UUIDS
+//   VGPU_TYPES, VGPU_MODELS, VGPU_UUIDS, VGPU_PCI_BUS_IDS (the last two
+//                           only when some device's is known; "" items
+//                           for the others)
 //   and each vendor's visibility variable (CUDA_VISIBLE_DEVICES,
 //   ASCEND_RT_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES) listing that vendor's
 //   devices the way Slurm's gres/gpu does: the local index 0..k-1 when the

@@ -8,27 +8,13 @@
 #include <cerrno>
 #include <cstring>
 
+#include "read_file.h"
 #include "usage_region.h"
 
 namespace vgpu {
 namespace {
 
 Status Errno(const std::string& what) { return Status::Error(what + ": " + std::strerror(errno)); }
-
-Status WriteFileAtomically(const std::string& path, const std::string& text, mode_t mode) {
-  const std::string tmp = path + ".new";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd < 0) return Errno("cannot create " + tmp);
-  const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  const bool synced = fsync(fd) == 0 && fchmod(fd, mode) == 0;
-  close(fd);
-  if (!written || !synced || rename(tmp.c_str(), path.c_str()) != 0) {
-    Status st = Errno("cannot write " + path);
-    unlink(tmp.c_str());
-    return st;
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 

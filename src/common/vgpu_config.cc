@@ -54,25 +54,33 @@ Result<VgpuConfig> VgpuConfig::Parse(const std::string& text, const std::string&
       if (value.empty())
         return Result<VgpuConfig>::Error(where + "PlacementPolicy= needs a policy name");
       config.placement_policy = Lower(value);
-    } else if (key == "typepreference") {
-      std::vector<std::string> types;
+    } else if (key == "typepreference" || key == "hardwareslicing") {
+      const std::string name = key == "typepreference" ? "TypePreference" : "HardwareSlicing";
+      std::vector<std::string> items;
       std::istringstream list(value);
       std::string item;
       while (std::getline(list, item, ',')) {
         item = Lower(Trim(item));
         if (item.empty() || item.find_first_of(" \t:") != std::string::npos)
           return Result<VgpuConfig>::Error(
-              where + "TypePreference=" + value +
-              " must be a comma-separated list of device types, e.g. TypePreference=nvidia,ascend");
-        if (std::find(types.begin(), types.end(), item) == types.end()) types.push_back(item);
+              where + name + "=" + value + " must be a comma-separated list of " +
+              (key == "typepreference" ? "device types, e.g. TypePreference=nvidia,ascend"
+                                       : "chip models or types, e.g. HardwareSlicing=nvidia-a100-80g"));
+        if (std::find(items.begin(), items.end(), item) == items.end()) items.push_back(item);
       }
-      if (types.empty())
+      if (key == "hardwareslicing") {
+        if (items == std::vector<std::string>{"none"}) items.clear();
+        config.hardware_slicing = items;
+        continue;
+      }
+      if (items.empty())
         return Result<VgpuConfig>::Error(where + "TypePreference= needs at least one type");
-      config.type_preference = types;
+      config.type_preference = items;
     } else {
       return Result<VgpuConfig>::Error(
           where + "unknown key \"" + Trim(line.substr(0, eq)) +
-          "\" (known: SharesPerDevice, ChipCatalogDir, Inventory, PlacementPolicy, TypePreference; see vgpu.conf(5))");
+          "\" (known: SharesPerDevice, ChipCatalogDir, Inventory, PlacementPolicy, TypePreference,"
+          " HardwareSlicing; see vgpu.conf(5))");
     }
   }
   return config;
@@ -97,6 +105,12 @@ std::string VgpuConfig::InventoryFor(const std::string& node_name) const {
     }
   }
   return out;
+}
+
+bool VgpuConfig::SlicesModel(const std::string& model_id, const std::string& type) const {
+  for (const std::string& s : hardware_slicing)
+    if (s == Lower(model_id) || s == Lower(type)) return true;
+  return false;
 }
 
 }  // namespace vgpu

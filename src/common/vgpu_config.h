@@ -7,6 +7,7 @@
 //   Inventory=/etc/slurm/vgpu-inventory/%n.json   # simulated devices; %n = node name
 //   PlacementPolicy=pool          # how shares are placed (see vgpu-sim(1))
 //   TypePreference=nvidia,ascend  # where untyped requests go first
+//   HardwareSlicing=nvidia-a100-80g,ascend  # models/types vgpu-prolog slices (MIG, vNPU)
 #ifndef VGPU_COMMON_VGPU_CONFIG_H_
 #define VGPU_COMMON_VGPU_CONFIG_H_
 
@@ -28,6 +29,11 @@ struct VgpuConfig {
   // Device types (as in Gres=vgpu:TYPE:N, lower case) an untyped request
   // tries in this order before any other type; empty = no preference.
   std::vector<std::string> type_preference;
+  // Chip models (catalog ids) or device types whose devices vgpu-prolog
+  // cuts a hardware slice (MIG, vNPU) from for each job, where the
+  // catalog lists profiles; lower case; empty ("none") = software only.
+  std::vector<std::string> hardware_slicing;
+  bool SlicesModel(const std::string& model_id, const std::string& type) const;
 
   // Parses `text`; `source` names the file in messages. Values not set keep
   // those of `defaults`.

@@ -50,12 +50,7 @@ Enforcer* g_enforcer = nullptr;
 
 }  // namespace
 
-std::string Enforcer::RunDir() {
-  const char* env = getenv("VGPU_RUN_DIR");
-  std::string why;
-  if (env && *env && RootOnly(env, true, &why)) return env;
-  return VGPU_RUN_DIR;
-}
+std::string Enforcer::RunDir() { return VGPU_RUN_DIR; }
 
 Enforcer& Enforcer::Get() {
   static Enforcer* const instance = [] {

@@ -11,10 +11,12 @@
 //    the reason is printed on stderr once.
 //
 // What decides: the job id from the process's cgroup and the root-owned
-// limits file of that job. Environment variables never raise a limit: the
-// only ones read are VGPU_SHARES (set by the GRES plugin: its presence
-// without a limits file means fail closed) and VGPU_RUN_DIR (another run
-// directory, taken only if root owns it and only root can write it; tests).
+// limits file of that job, in the run directory compiled in (configure
+// --with-vgpu-run-dir): no variable can point elsewhere, since any empty
+// root-owned directory would make a job look like one without vgpu.
+// Environment variables never raise a limit: the only one read is
+// VGPU_SHARES (set by the GRES plugin: its presence without a limits file
+// means fail closed).
 #ifndef VGPU_INTERPOSER_ENFORCER_H_
 #define VGPU_INTERPOSER_ENFORCER_H_
 
@@ -70,7 +72,7 @@ class Enforcer {
   void Remember(Kind kind, uint64_t key, DeviceAccount* device, uint64_t bytes);
   bool Forget(Kind kind, uint64_t key, DeviceAccount** device, uint64_t* bytes);
 
-  // The run directory in use (default or a trusted VGPU_RUN_DIR).
+  // The run directory (compiled in).
   static std::string RunDir();
 
  private:

@@ -140,7 +140,7 @@ restart_slurmd() {
 	before=$(grep -c 'CPUs=' "$log" || true)
 	# This node's slurmd only (stop_daemon would stop every slurmd of the lab).
 	stop_pid "$(pidfile_pid "$LAB/run/slurmd-$1.pid")" slurmd 30 || fail "slurmd $1 does not stop"
-	/usr/sbin/slurmd -N "$1"
+	start_slurmd_node "$1"
 	wait_for 30 "slurmd $1 to register" sh -c "[ \$(grep -c 'CPUs=' '$log') -gt $before ]" ||
 		fail "slurmd $1 did not register again"
 }

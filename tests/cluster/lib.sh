@@ -28,6 +28,12 @@ MYSQL_SOCKET=$LAB/mysql/mysqld.sock
 
 SLURM_PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
 
+# Nodes whose slurmd (and so every prolog and job process it starts) sees
+# $LAB/etc/ld.so.preload as /etc/ld.so.preload, through a mount namespace of
+# its own: the system-wide injection mode of libvgpu.so, confined to them.
+# The other nodes use the task prolog's LD_PRELOAD.
+PRELOAD_NODES=(n2)
+
 # ---------------------------------------------------------------- logging
 
 # Seconds (float) since the epoch; bash 5's EPOCHREALTIME avoids a fork.
@@ -238,11 +244,32 @@ make_device() {
 	mknod -m 0666 "$file" c "$major" "$minor"
 }
 
+# start_slurmd_node NODE: that node's slurmd; on a PRELOAD_NODES node, in a
+# private mount namespace where $LAB/etc/ld.so.preload (written by
+# cluster-up when the plugin is installed) is bound over /etc/ld.so.preload.
+start_slurmd_node() {
+	local n=$1
+	if [[ " ${PRELOAD_NODES[*]} " == *" $n "* ]] && [ -s "$LAB/etc/ld.so.preload" ]; then
+		# The bind needs a file to cover; an empty one changes nothing.
+		[ -e /etc/ld.so.preload ] || { : >/etc/ld.so.preload && touch "$LAB/.made-ld.so.preload"; }
+		unshare --mount --propagation private sh -c \
+			"mount --bind '$LAB/etc/ld.so.preload' /etc/ld.so.preload && exec /usr/sbin/slurmd -N '$n'"
+	else
+		/usr/sbin/slurmd -N "$n"
+	fi
+}
+
+# lab_uuid NODE INDEX: the simulated device's UUID, NVIDIA-style (the stub
+# CUDA driver reports it back as cuDeviceGetUuid's 16 bytes).
+lab_uuid() { printf 'GPU-00000000-0000-0000-%04d-%012d' "${1#n}" "$2"; }
+
 # write_inventory FILE "model file index [cpus]" ... : the plugin's simulated
 # inventory (format: src/common/discovery.h, MakeInventoryBackend); cpus:
 # the machine CPU ids local to the device.
 write_inventory() {
-	local out=$1 first=1 model file index cpus bus=0
+	local out=$1 first=1 model file index cpus bus=0 node
+	node=${out##*inventory-}
+	node=${node%.json}
 	shift
 	{
 		echo '{"devices": ['
@@ -251,8 +278,8 @@ write_inventory() {
 			bus=$((bus + 1))
 			[ $first = 1 ] || echo ','
 			first=0
-			printf '  {"model": "%s", "index": %d, "file": "%s", "uuid": "LAB-%s-%s", "pci_bus_id": "0000:%02x:00.0"%s}' \
-				"$model" "$index" "$file" "$model" "$index" "$((0xc0 + bus))" "${cpus:+, \"cpus\": \"$cpus\"}"
+			printf '  {"model": "%s", "index": %d, "file": "%s", "uuid": "%s", "pci_bus_id": "0000:%02x:00.0"%s}' \
+				"$model" "$index" "$file" "$(lab_uuid "$node" "$index")" "$((0xc0 + bus))" "${cpus:+, \"cpus\": \"$cpus\"}"
 		done
 		echo
 		echo ']}'
@@ -319,6 +346,7 @@ write_slurm_conf() {
 			Prolog=$LAB/bin/hook
 			Epilog=$LAB/bin/hook
 			PrologFlags=Alloc
+			$([ -x "${VGPU_SBIN:-/nonexistent}/vgpu-taskprolog" ] && echo "TaskProlog=$VGPU_SBIN/vgpu-taskprolog")
 			CONF
 		fi
 		cat <<-CONF

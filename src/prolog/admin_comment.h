@@ -1,0 +1,33 @@
+/* A job's AdminComment in the accounting database, read and set through
+ * Slurm's own slurmdb API (libslurm, over slurmdbd). Not sacctmgr: it
+ * lower-cases the text and turns quotes into backquotes (strip_quotes() in
+ * src/sacctmgr/common.c), which would ruin JSON. Not scontrol: slurmctld
+ * refuses to update a job that has ended (ESLURM_JOB_FINISHED), and the
+ * epilog runs after the end.
+ *
+ * C, because the slurmdb structures are C; no exceptions can cross. Each
+ * call connects as the calling user (root, an accounting administrator, in
+ * the epilog) and returns 0, or -1 with a one-line reason in `err`. */
+#ifndef VGPU_PROLOG_ADMIN_COMMENT_H_
+#define VGPU_PROLOG_ADMIN_COMMENT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* *comment: malloc'ed copy of the job's AdminComment ("" when none); the
+ * caller frees it. A job the database does not know (yet) is an error. */
+int vgpu_admin_comment_get(uint32_t job_id, const char *cluster, char **comment, char *err, size_t err_len);
+
+/* Replaces the job's AdminComment. The text may not hold ' or \ (the
+ * database layer does not escape them). */
+int vgpu_admin_comment_set(uint32_t job_id, const char *cluster, const char *comment, char *err, size_t err_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_PROLOG_ADMIN_COMMENT_H_ */

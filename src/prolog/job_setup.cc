@@ -1,0 +1,148 @@
+#include "job_setup.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "job_run_dir.h"
+#include "read_file.h"
+
+namespace vgpu {
+namespace {
+
+Status EnsureRunDir(const std::string& run_dir) {
+  if (mkdir(run_dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return Status::Error("cannot create the run directory " + run_dir + ": " + std::strerror(errno));
+  struct stat st {};
+  if (lstat(run_dir.c_str(), &st) != 0)
+    return Status::Error("cannot stat " + run_dir + ": " + std::strerror(errno));
+  // libvgpu.so trusts only a directory no one but root can change (the
+  // prolog runs as root; a test as whoever runs it).
+  if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) != 0)
+    return Status::Error(run_dir +
+                         " must be a directory owned by root and writable by no one else "
+                         "(chown root: " + run_dir + " && chmod 755 " + run_dir + ")");
+  return Status::Ok();
+}
+
+Status WriteSlices(const std::string& run_dir, uint32_t job_id, const std::vector<HardwareSlice>& slices) {
+  return WriteFileAtomically(JobSlicesPath(run_dir, job_id), SerializeSlices(slices), 0644);
+}
+
+// The id the vendor's slicing API names the parent device by.
+std::string SliceParent(const std::string& vendor, const AllocatedDevice& d, const DeviceLimit& limit) {
+  return vendor == "nvidia" ? d.uuid : limit.uuid;
+}
+
+Status CutSlices(const NodeContext& ctx, const JobAllocation& job, JobLimits* limits) {
+  std::map<std::string, std::unique_ptr<SliceDriver>> drivers;
+  std::vector<HardwareSlice> made;
+  for (size_t i = 0; i < job.devices.size(); ++i) {
+    const AllocatedDevice& d = job.devices[i];
+    DeviceLimit& limit = limits->devices[i];
+    const ChipModel* model = ctx.catalog.FindById(d.model);
+    if (!model || model->profiles.empty() || !ctx.config.SlicesModel(d.model, d.type)) continue;
+    const SliceProfile* profile = ProfileForShares(*model, d.shares, job.shares_per_device);
+    if (!profile)
+      return Status::Error("no " + model->id + " slice profile holds " + std::to_string(d.shares) +
+                           " of " + std::to_string(job.shares_per_device) +
+                           " shares; add one to " + model->source +
+                           " or remove the model from HardwareSlicing=");
+    const std::string parent = SliceParent(limit.vendor, d, limit);
+    if (parent.empty())
+      return Status::Error("device " + d.file + " has no " + (limit.vendor == "nvidia" ? "UUID" : "id") +
+                           " to slice it by; check the node's discovery (vgpuctl discover)");
+    auto& driver = drivers[limit.vendor];
+    if (!driver) {
+      auto opened = ctx.open_slicer(limit.vendor);
+      if (!opened.ok()) return Status::Error(opened.message());
+      driver = std::move(opened).value();
+    }
+    auto slice = driver->Create(parent, *profile);
+    if (!slice.ok()) return Status::Error(slice.message());
+    made.push_back(*slice);
+    // On record at once: a prolog killed from here on leaves a slice the
+    // epilog finds.
+    Status recorded = WriteSlices(ctx.run_dir, job.job_id, made);
+    if (!recorded.ok()) {
+      driver->Destroy(*slice);
+      made.pop_back();
+      return recorded;
+    }
+    // The hardware fences compute and memory; libvgpu.so then only counts.
+    limit.memory_bytes = slice->memory_bytes ? slice->memory_bytes : profile->memory_bytes;
+    limit.shares = limit.shares_per_device;
+    limit.uuid.clear();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<HardwareSlice>> JobSlices(const std::string& run_dir, uint32_t job_id) {
+  const std::string path = JobSlicesPath(run_dir, job_id);
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0 && errno == ENOENT) return std::vector<HardwareSlice>();
+  auto text = ReadTextFile(path);
+  if (!text.ok()) return Result<std::vector<HardwareSlice>>::Error(text.message());
+  return ParseSlices(*text, path);
+}
+
+Status SetUpJob(const NodeContext& ctx, const JobAllocation& job) {
+  Status st = EnsureRunDir(ctx.run_dir);
+  if (!st.ok()) return st;
+  st = TearDownJob(ctx, job.job_id);
+  if (!st.ok()) return Status::Error("cannot clear what an earlier run of the job left: " + st.message());
+  if (job.devices.empty()) return Status::Ok();
+  JobLimits limits = job.Limits(ctx.catalog);
+  st = CutSlices(ctx, job, &limits);
+  if (st.ok()) st = CreateJobRunDir(ctx.run_dir, limits, job.uid, job.gid);
+  if (!st.ok()) {
+    Status undone = TearDownJob(ctx, job.job_id);
+    if (!undone.ok()) return Status::Error(st.message() + "; and undoing it: " + undone.message());
+  }
+  return st;
+}
+
+Status TearDownJob(const NodeContext& ctx, uint32_t job_id) {
+  std::string errors;
+  auto note = [&errors](const std::string& e) { errors += (errors.empty() ? "" : "; ") + e; };
+  auto slices = JobSlices(ctx.run_dir, job_id);
+  if (!slices.ok()) {
+    // An unreadable record cannot say what to destroy: keep it for the admin.
+    note(slices.message());
+  } else if (!slices->empty()) {
+    std::map<std::string, std::unique_ptr<SliceDriver>> drivers;
+    std::vector<HardwareSlice> left;
+    for (const HardwareSlice& s : *slices) {
+      auto& driver = drivers[s.vendor];
+      if (!driver) {
+        auto opened = ctx.open_slicer(s.vendor);
+        if (!opened.ok()) {
+          note(opened.message());
+          left.push_back(s);
+          continue;
+        }
+        driver = std::move(opened).value();
+      }
+      Status gone = driver->Destroy(s);
+      if (!gone.ok()) {
+        note(gone.message());
+        left.push_back(s);
+      }
+    }
+    Status kept = left.empty() ? Status::Ok() : WriteSlices(ctx.run_dir, job_id, left);
+    if (!kept.ok()) note(kept.message());
+  }
+  if (errors.empty() && unlink(JobSlicesPath(ctx.run_dir, job_id).c_str()) != 0 && errno != ENOENT)
+    note("cannot remove " + JobSlicesPath(ctx.run_dir, job_id) + ": " + std::strerror(errno));
+  Status removed = RemoveJobRunDir(ctx.run_dir, job_id);
+  if (!removed.ok()) note(removed.message());
+  return errors.empty() ? Status::Ok() : Status::Error(errors);
+}
+
+}  // namespace vgpu

@@ -1,0 +1,40 @@
+// Setting a job up on a node before it starts (vgpu-prolog) and tearing it
+// down after it ends (vgpu-epilog): the run directory with the limits file
+// and usage regions, and the hardware slices.
+//
+// Contract: SetUpJob either succeeds or leaves nothing of the job behind;
+// TearDownJob removes whatever a SetUpJob of the job made, finished or not,
+// and is idempotent (twice, after a failed prolog, after a reboot that
+// emptied the run directory: all fine).
+#ifndef VGPU_PROLOG_JOB_SETUP_H_
+#define VGPU_PROLOG_JOB_SETUP_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hardware_slice.h"
+#include "job_allocation.h"
+#include "node_context.h"
+#include "status.h"
+
+namespace vgpu {
+
+// Makes the run directory if missing (root's, 0755), refusing one that
+// someone else could write; clears what an earlier attempt of the job
+// left; cuts a hardware slice per device whose model is in
+// HardwareSlicing= and has profiles (the smallest profile that covers the
+// job's shares); writes the job's directory with limits that match.
+Status SetUpJob(const NodeContext& ctx, const JobAllocation& job);
+
+// Destroys the job's slices (a slice that cannot be destroyed stays on
+// record for the next try, and the call fails), then removes the job's
+// directory and record.
+Status TearDownJob(const NodeContext& ctx, uint32_t job_id);
+
+// The slices on record for the job (none when there is no record).
+Result<std::vector<HardwareSlice>> JobSlices(const std::string& run_dir, uint32_t job_id);
+
+}  // namespace vgpu
+
+#endif  // VGPU_PROLOG_JOB_SETUP_H_

@@ -1,0 +1,55 @@
+// What a job used on this node, read by vgpu-epilog from the job's usage
+// regions before they are removed, and the compact JSON it is recorded as
+// in the job's AdminComment, where sacct and `vgpuctl report` show it:
+//
+//   {"vgpu":1,"nodes":{"n1":{"wall_s":61.2,"devices":[{"index":0,
+//    "type":"ascend","model":"ascend-910b","shares":10,"of":100,
+//    "memory_quota":6871947673,"memory_peak":1073741824,"busy_s":12.5,
+//    "slice":"vir03_1c_8g"}]}}}
+//
+// One entry per node: each node's epilog merges its own into what the
+// comment already holds. "slice" only for a device cut as a hardware slice.
+#ifndef VGPU_PROLOG_JOB_USAGE_H_
+#define VGPU_PROLOG_JOB_USAGE_H_
+
+#include <cstdint>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "hardware_slice.h"
+#include "job_allocation.h"
+#include "status.h"
+
+namespace vgpu {
+
+struct DeviceUsage {
+  uint32_t index = 0;  // the job's device index (limits file order)
+  std::string type, model;
+  uint32_t shares = 0, of = 0;
+  uint64_t memory_quota = 0;  // what the job could hold (the limit)
+  uint64_t memory_peak = 0;   // the most the job's processes held at once
+  double busy_s = 0;          // device time the job's kernels took
+  std::string slice;          // the slice's profile, "" when none
+};
+
+struct NodeUsage {
+  std::string node;
+  double wall_s = 0;  // since the prolog made the job's directory
+  std::vector<DeviceUsage> devices;
+};
+
+// Reads the job's limits file and regions under `run_dir`. `now`: the
+// epilog's time. An error when the job's directory is missing or bad.
+Result<NodeUsage> ReadNodeUsage(const std::string& run_dir, const JobAllocation& job,
+                                const std::vector<HardwareSlice>& slices, const std::string& node,
+                                time_t now);
+
+// `existing` (the job's AdminComment, may be empty) with this node's entry
+// added or replaced. An existing comment that is not ours is an error: it
+// is the administrators', and is never overwritten.
+Result<std::string> MergeUsageComment(const std::string& existing, const NodeUsage& usage);
+
+}  // namespace vgpu
+
+#endif  // VGPU_PROLOG_JOB_USAGE_H_

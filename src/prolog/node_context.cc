@@ -1,0 +1,38 @@
+#include "node_context.h"
+
+#include "job_limits.h"
+
+#ifndef VGPU_RUN_DIR
+#define VGPU_RUN_DIR "/run/slurm-vgpu"
+#endif
+
+namespace vgpu {
+
+Result<NodeContext> NodeContext::Load(const std::string& slurm_conf, const std::string& default_catalog_dirs) {
+  using R = Result<NodeContext>;
+  NodeContext ctx;
+  const size_t slash = slurm_conf.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slurm_conf.substr(0, slash);
+  VgpuConfig defaults;
+  defaults.chip_catalog_dirs = default_catalog_dirs;
+  auto config = VgpuConfig::Load(dir + "/vgpu.conf", defaults);
+  if (!config.ok()) return R::Error(config.message());
+  ctx.config = std::move(config).value();
+  auto catalog = ChipCatalog::LoadDirectories(ctx.config.chip_catalog_dirs);
+  if (!catalog.ok()) return R::Error(catalog.message());
+  ctx.catalog = std::move(catalog).value();
+  ctx.run_dir = VGPU_RUN_DIR;
+  ctx.open_slicer = [](const std::string& vendor) -> Result<std::unique_ptr<SliceDriver>> {
+    if (vendor == "nvidia") return OpenMigDriver();
+    if (vendor == "ascend") return OpenVnpuDriver();
+    return Result<std::unique_ptr<SliceDriver>>::Error("no hardware slicing for " + vendor +
+                                                      " devices; remove them from HardwareSlicing=");
+  };
+  return ctx;
+}
+
+std::string JobSlicesPath(const std::string& run_dir, uint32_t job_id) {
+  return JobRunDir(run_dir, job_id) + ".slices";
+}
+
+}  // namespace vgpu

@@ -1,0 +1,33 @@
+// vgpu-prolog: Slurm's Prolog (root, PrologFlags=Alloc) on each node of a
+// job. Makes the job's run directory (limits file, usage regions) and its
+// hardware slices (job_setup.h). On failure: exit 1 with one line on
+// stderr, which slurmd logs; Slurm then drains the node and requeues the
+// job, and nothing of the job is left on the node.
+#include <cstdio>
+
+#include "job_allocation.h"
+#include "job_setup.h"
+#include "node_context.h"
+#include "program.h"
+
+#ifndef VGPU_DEFAULT_CATALOG_DIR
+#define VGPU_DEFAULT_CATALOG_DIR "/usr/share/slurm-vgpu/chips.d"
+#endif
+
+int main() {
+  return vgpu::RunMain("vgpu-prolog", [] {
+    auto job = vgpu::JobAllocation::FromEnvironment(vgpu::ProcessEnv);
+    if (!job.ok()) {
+      std::fprintf(stderr, "vgpu-prolog: %s\n", vgpu::OneLine(job.message()).c_str());
+      return 1;
+    }
+    if (job->devices.empty()) return 0;  // no vgpu on this node
+    auto ctx = vgpu::NodeContext::Load(vgpu::SlurmConfPath(), VGPU_DEFAULT_CATALOG_DIR);
+    vgpu::Status st = ctx.ok() ? vgpu::SetUpJob(*ctx, *job) : vgpu::Status::Error(ctx.message());
+    if (!st.ok()) {
+      std::fprintf(stderr, "vgpu-prolog: job %u: %s\n", job->job_id, vgpu::OneLine(st.message()).c_str());
+      return 1;
+    }
+    return 0;
+  });
+}

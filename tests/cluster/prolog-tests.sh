@@ -1,0 +1,240 @@
+# Tests of vgpu-prolog, vgpu-epilog and vgpu-taskprolog (sourced by
+# run-tests): the job's root-owned limits, its device memory quota enforced
+# by libvgpu.so in both injection modes (LD_PRELOAD from the task prolog on
+# n1 and n3; /etc/ld.so.preload on n2), usage in sacct, teardown after
+# scancel / a slurmd kill and restart / a failing prolog, and hardware
+# slices (MIG on n3, vNPU on n1) made and removed through the stub NVML and
+# DCMI ($LAB/hw, written by cluster-up).
+# shellcheck shell=bash
+
+VGPU_RUN=/run/slurm-vgpu # the run directory compiled in (configure default)
+GIB=1073741824
+
+# The job's files on this host (all slurmd of the lab share /run).
+job_files() { ls -d "$VGPU_RUN/job_$1" "$VGPU_RUN/job_$1.slices" 2>/dev/null || true; }
+
+# wait_clean ID: until the epilog has removed everything of job ID.
+wait_clean() {
+	wait_for 30 "job $1's files to go" sh -c "[ -z \"\$(ls -d $VGPU_RUN/job_$1 $VGPU_RUN/job_$1.slices 2>/dev/null)\" ]" ||
+		fail "left after job $1: $(job_files "$1" | tr '\n' ' ')"
+}
+
+# wait_ended ID: until the job has ended and its epilogs ran (not COMPLETING).
+wait_ended() {
+	wait_for "$JOB_TIMEOUT" "job $1 to end" sh -c \
+		"squeue -h -t all -j $1 -o %T | grep -Eq '^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL)'" ||
+		fail "job $1 did not end (state $(job_state "$1"))"
+}
+
+# admin_comment ID: the job's AdminComment in the accounting database,
+# waiting for the epilog to write it.
+admin_comment() {
+	local c
+	wait_for 30 "job $1's usage in sacct" sh -c "sacct -n -P -X -j $1 -o AdminComment | grep -q vgpu" ||
+		fail "no usage in sacct for job $1: '$(sacct -n -P -X -j "$1" -o AdminComment)'"
+	sacct -n -P -X -j "$1" -o AdminComment | head -1
+}
+
+# json_get JSON PYTHON_EXPR: evaluates the expression on the parsed value `j`.
+json_get() { python3 -c "import json,sys; j=json.loads(sys.argv[1]); print($2)" "$1"; }
+
+# with_slicing MODEL: the prolog cuts hardware slices of MODEL until the
+# test ends (vgpu.conf is read by each prolog run).
+with_slicing() {
+	cp "$LAB/etc/vgpu.conf" "$RUN/vgpu.conf.saved"
+	echo "HardwareSlicing=$1" >>"$LAB/etc/vgpu.conf"
+}
+restore_slicing() {
+	[ -f "$RUN/vgpu.conf.saved" ] && mv "$RUN/vgpu.conf.saved" "$LAB/etc/vgpu.conf"
+	rm -f "$LAB"/hw/n?.env
+}
+
+# A job of user nobody on n1: the run directory and the limits file are
+# root's and read-only to the job; the usage region is the job user's;
+# libvgpu.so is in LD_PRELOAD (task prolog).
+t_limits_root_only() {
+	local id out
+	id=$(submit -w n1 --uid=65534 --gid=65534 --gres=vgpu:ascend:10 --wrap "$LAB/bin/limitsjob")
+	wait_job "$id"
+	out=$(cat "$RUN/$id.out")
+	expect "job user" "$(sed -n 's/^ID //p' <<<"$out")" 65534
+	expect "limits owner/mode" "$(sed -n 's/^LIMITS //p' <<<"$out")" "0 644"
+	expect "run dir owner/mode" "$(sed -n 's/^DIR //p' <<<"$out")" "0 755"
+	expect "region owner/mode" "$(sed -n 's/^REGION //p' <<<"$out")" "65534 600"
+	grep -q "^device 0 uuid=[0-9] vendor=ascend memory=6871947673 shares=10 of=100" <<<"$out" ||
+		fail "limits file: $(grep '^device' <<<"$out")"
+	for what in WRITE CREATE RENAME CHMOD; do
+		expect "$what by the job user" "$(sed -n "s/^$what //p" <<<"$out")" denied
+	done
+	[[ $(sed -n 's/^PRELOAD //p' <<<"$out") == */lib/slurm-vgpu/libvgpu.so* ]] ||
+		fail "LD_PRELOAD of the job: '$(sed -n 's/^PRELOAD //p' <<<"$out")'"
+	wait_clean "$id"
+}
+
+# A job over its device memory quota gets CUDA's out-of-memory error (10 of
+# 100 shares of an A100 80GB: 8 GiB); the quota is what the device reports.
+t_quota_oom() {
+	local id quota
+	quota=$(($(catalog_get nvidia-a100-80g memory_bytes) * 10 / 100))
+	id=$(submit -w n3 --gres=vgpu:nvidia:10 --wrap "$LAB/bin/cudajob init total alloc $((6 * GIB)) alloc $((3 * GIB)) free alloc $((2 * GIB))")
+	wait_job "$id"
+	expect "probe" "$(tr '\n' '|' <"$RUN/$id.out")" "init 0|total 0 $quota|alloc 0|alloc 2|free 0|alloc 0|"
+	wait_clean "$id"
+}
+
+# Injection modes. A program started by a raw execve(2) (syscall(2), no
+# libc wrapper for libvgpu.so to hook) with LD_PRELOAD removed and VGPU_*
+# variables set: on n2 (/etc/ld.so.preload) it stays limited; on n3
+# (LD_PRELOAD from the task prolog) it escapes, the gap doc/enforcement.md
+# states, which also shows that the n2 result comes from ld.so.preload.
+t_preload_mode_stays_limited() {
+	local id n expect_out
+	for n in n2 n3; do
+		id=$(submit -w $n --gres=vgpu:nvidia:10 --wrap "$LAB/bin/rawexec /usr/bin/env VGPU_SHARES=100 VGPU_MEMORY_QUOTA=$((80 * GIB)) VGPU_RUN_DIR=/tmp /bin/bash $LAB/bin/cudajob getenv LD_PRELOAD init alloc $((9 * GIB)) alloc $((7 * GIB))")
+		wait_job "$id"
+		if [ $n = n2 ]; then
+			# The exec hooks put LD_PRELOAD back too; ld.so.preload loads it regardless.
+			expect_out="getenv $VGPU_PREFIX/lib/slurm-vgpu/libvgpu.so|init 0|alloc 2|alloc 0|"
+		else
+			expect_out="getenv |init 0|alloc 0|alloc 0|"
+		fi
+		expect "raw exec on $n" "$(tr '\n' '|' <"$RUN/$id.out")" "$expect_out"
+		wait_clean "$id"
+	done
+}
+
+# The epilog records peak memory and busy time in the AdminComment.
+t_usage_in_sacct() {
+	local id c
+	id=$(submit -w n3 --gres=vgpu:nvidia:20 --wrap "$LAB/bin/cudajob init alloc $GIB alloc $GIB free work 1 1000 kernel")
+	wait_job "$id"
+	c=$(admin_comment "$id")
+	expect "memory_peak" "$(json_get "$c" "j['nodes']['n3']['devices'][0]['memory_peak']")" $((2 * GIB))
+	expect "shares/of" "$(json_get "$c" "'%d/%d' % (j['nodes']['n3']['devices'][0]['shares'], j['nodes']['n3']['devices'][0]['of'])")" "20/100"
+	expect "type" "$(json_get "$c" "j['nodes']['n3']['devices'][0]['type']")" nvidia
+	# 1 s of back-to-back kernels paced to 20%: about 0.2 s of device time.
+	expect "busy_s in (0, 0.5]" "$(json_get "$c" "0 < j['nodes']['n3']['devices'][0]['busy_s'] <= 0.5")" True
+	log "usage_in_sacct: AdminComment of job $id: $c"
+}
+
+# scancel of a running job: the epilog removes its directory.
+t_teardown_after_scancel() {
+	local id
+	id=$(submit_dump -w n1 --gres=vgpu:ascend:10 -- sleep 300)
+	trap "scancel $id 2>/dev/null || true" EXIT
+	wait_running "$id"
+	[ -f "$VGPU_RUN/job_$id/limits" ] || fail "no limits file while job $id runs"
+	scancel "$id"
+	wait_ended "$id"
+	wait_clean "$id"
+}
+
+# slurmd killed (-9) and started again while a job runs: the job goes on,
+# and its end still tears everything down.
+t_teardown_after_slurmd_restart() {
+	local id
+	id=$(submit_dump -w n1 --gres=vgpu:ascend:20 -- sleep 300)
+	trap "scancel $id 2>/dev/null || true" EXIT
+	wait_running "$id"
+	kill -9 "$(pidfile_pid "$LAB/run/slurmd-n1.pid")"
+	sleep 1
+	restart_slurmd n1
+	[ "$(job_state "$id")" = RUNNING ] || fail "job $id is $(job_state "$id") after the slurmd restart"
+	[ -f "$VGPU_RUN/job_$id/limits" ] || fail "limits of job $id gone after the slurmd restart"
+	scancel "$id"
+	wait_ended "$id"
+	wait_clean "$id"
+}
+
+# A prolog that fails half way (the MIG compute instance cannot be made):
+# Slurm drains the node and requeues the job, slurmd logs the one-line
+# reason, and no file, region or slice is left.
+t_failing_prolog() {
+	local id reason
+	trap 'restore_slicing; scontrol update nodename=n3 state=resume 2>/dev/null || true' EXIT
+	with_slicing nvidia-a100-80g
+	echo "export VGPU_STUB_NVML_FAIL=nvmlGpuInstanceCreateComputeInstance" >"$LAB/hw/n3.env"
+	id=$(submit -w n3 --gres=vgpu:nvidia:10 --wrap true)
+	# shellcheck disable=SC2064  # the id now
+	trap "restore_slicing; scancel $id 2>/dev/null || true; scontrol update nodename=n3 state=resume 2>/dev/null || true" EXIT
+	wait_for 30 "n3 to drain" sh -c "sinfo -h -n n3 -o %t | grep -q drain" || fail "n3 not drained: $(sinfo -h -n n3 -o '%t %E')"
+	reason=$(sinfo -h -n n3 -o %E)
+	[[ $reason == *Prolog* ]] || fail "drain reason: '$reason'"
+	grep -q "vgpu-prolog: job $id: .*nvmlGpuInstanceCreateComputeInstance" "$LAB/log/slurmd-n3.log" ||
+		fail "slurmd log lacks the prolog's reason: $(grep "vgpu-prolog" "$LAB/log/slurmd-n3.log" | tail -2)"
+	[[ $(job_state "$id") == PENDING ]] || fail "job $id is $(job_state "$id"), expected requeued (PENDING)"
+	[[ $(squeue -h -j "$id" -o %r) == *held* ]] || fail "job $id pending for '$(squeue -h -j "$id" -o %r)', expected requeued held"
+	[ -z "$(job_files "$id")" ] || fail "left by the failed prolog: $(job_files "$id" | tr '\n' ' ')"
+	[ ! -s "$LAB/hw/mig-n3" ] || fail "MIG instances left: $(cat "$LAB/hw/mig-n3")"
+}
+
+# MIG: a 10-share job on n3 runs in a 1g.10gb instance the prolog made; its
+# CUDA_VISIBLE_DEVICES names the instance; the epilog destroys it.
+t_mig_slices() {
+	local id mig dev
+	trap 'restore_slicing' EXIT
+	with_slicing nvidia-a100-80g
+	id=$(submit -w n3 --gres=vgpu:nvidia:10 --wrap "cat $LAB/hw/mig-n3 >$RUN/\$SLURM_JOB_ID.mig; cat $VGPU_RUN/job_\$SLURM_JOB_ID/limits >$RUN/\$SLURM_JOB_ID.limits; $LAB/bin/dumpjob $RUN")
+	wait_job "$id"
+	mig=$(cat "$RUN/$id.mig")
+	dev=$(env_of "$id" CUDA_VISIBLE_DEVICES)
+	[[ $dev == MIG-* ]] || fail "CUDA_VISIBLE_DEVICES='$dev', expected a MIG device"
+	[ "$(grep -c . <<<"$mig")" = 1 ] || fail "MIG instances during the job: '$mig'"
+	[[ $mig == "$(env_of "$id" VGPU_UUIDS) "*"uuid=$dev"* ]] || fail "instance '$mig' is not on the job's GPU or not $dev"
+	grep -q "^device 0 uuid=- vendor=nvidia memory=[0-9]* shares=100 of=100" "$RUN/$id.limits" ||
+		fail "limits of a sliced device: $(cat "$RUN/$id.limits")"
+	wait_clean "$id"
+	[ ! -s "$LAB/hw/mig-n3" ] || fail "MIG instance left after the job: $(cat "$LAB/hw/mig-n3")"
+	expect "slice in sacct" "$(json_get "$(admin_comment "$id")" "j['nodes']['n3']['devices'][0].get('slice')")" 1g.10gb
+}
+
+# vNPU: a 25-share job on n1 runs in a vir06_1c_16g vNPU; its
+# ASCEND_RT_VISIBLE_DEVICES names the vNPU; the epilog destroys it.
+t_vnpu_slices() {
+	local id vnpu dev
+	trap 'restore_slicing' EXIT
+	with_slicing ascend-910b
+	id=$(submit -w n1 --gres=vgpu:ascend:25 --wrap "cat $LAB/hw/vnpu-n1 >$RUN/\$SLURM_JOB_ID.vnpu; $LAB/bin/dumpjob $RUN")
+	wait_job "$id"
+	vnpu=$(cat "$RUN/$id.vnpu")
+	dev=$(env_of "$id" ASCEND_RT_VISIBLE_DEVICES)
+	[ "$(grep -c . <<<"$vnpu")" = 1 ] || fail "vNPUs during the job: '$vnpu'"
+	[[ $vnpu == *"vdev=$dev "*"template=vir06_1c_16g"* ]] || fail "vNPU '$vnpu' is not $dev / vir06_1c_16g"
+	[[ $vnpu == "$(basename "$(env_of "$id" VGPU_DEVICE_FILES)" | tr -dc 0-9) "* ]] || fail "vNPU '$vnpu' not on the job's NPU"
+	wait_clean "$id"
+	[ ! -s "$LAB/hw/vnpu-n1" ] || fail "vNPU left after the job: $(cat "$LAB/hw/vnpu-n1")"
+}
+
+# Programs the jobs above run (and $LAB/bin/cudajob, from cluster-up).
+write_prolog_job_helpers() {
+	cat >"$LAB/bin/limitsjob" <<-EOF
+	#!/bin/bash
+	# What the job's user can do to its run directory.
+	d=$VGPU_RUN/job_\$SLURM_JOB_ID
+	echo "ID \$(id -u)"
+	echo "LIMITS \$(stat -c '%u %a' \$d/limits)"
+	echo "DIR \$(stat -c '%u %a' \$d)"
+	echo "REGION \$(stat -c '%u %a' \$d/usage.0)"
+	grep '^device' \$d/limits
+	(echo "device 1 uuid=- vendor=ascend memory=1 shares=1 of=100" >>\$d/limits) 2>/dev/null && echo "WRITE ok" || echo "WRITE denied"
+	(: >\$d/new) 2>/dev/null && echo "CREATE ok" || echo "CREATE denied"
+	mv \$d/limits \$d/old 2>/dev/null && echo "RENAME ok" || echo "RENAME denied"
+	chmod 666 \$d/limits 2>/dev/null && echo "CHMOD ok" || echo "CHMOD denied"
+	echo "PRELOAD \$LD_PRELOAD"
+	EOF
+	cat >"$LAB/bin/rawexec" <<-'EOF'
+	#!/usr/bin/python3
+	# rawexec PROGRAM ARGS...: execve(2) through syscall(2) with LD_PRELOAD
+	# removed, so that no libc exec wrapper (and no hook of it) runs.
+	import ctypes, os, platform, sys
+	libc = ctypes.CDLL(None, use_errno=True)
+	nr = {"x86_64": 59, "aarch64": 221}[platform.machine()]
+	env = [f"{k}={v}".encode() for k, v in os.environ.items() if k != "LD_PRELOAD"]
+	args = [a.encode() for a in sys.argv[1:]]
+	argv = (ctypes.c_char_p * (len(args) + 1))(*args, None)
+	envp = (ctypes.c_char_p * (len(env) + 1))(*env, None)
+	libc.syscall(nr, args[0], argv, envp)
+	sys.exit("rawexec: execve: " + os.strerror(ctypes.get_errno()))
+	EOF
+	chmod 755 "$LAB/bin/limitsjob" "$LAB/bin/rawexec"
+}
