@@ -64,10 +64,10 @@ bool Decode(const std::string& token, std::string* out) {
 }
 
 // The fields of a "slice" line, in the order SerializeSlices writes them.
-enum Field { kVendor, kParent, kProfile, kDevice, kInstance, kSubInstance, kMemory, kFieldCount };
+enum Field { kVendor, kParent, kProfile, kDevice, kInstance, kSubInstance, kMemory, kJobDevice, kFieldCount };
 constexpr const char* kFieldNames[kFieldCount] = {"vendor",   "parent",       "profile", "device",
-                                                  "instance", "sub_instance", "memory"};
-constexpr char kKnownFields[] = "vendor, parent, profile, device, instance, sub_instance, memory";
+                                                  "instance", "sub_instance", "memory",  "job_device"};
+constexpr char kKnownFields[] = "vendor, parent, profile, device, instance, sub_instance, memory, job_device";
 
 // Parses the fields of one "slice" line (after the keyword) into *s; an
 // error message (without the location) when they are not right.
@@ -105,6 +105,10 @@ std::string ParseSliceFields(std::istringstream& words, HardwareSlice* s) {
       case kMemory:
         if (!ParseU64(value, UINT64_MAX, &s->memory_bytes)) return "memory=" + value + " is not a byte count";
         break;
+      case kJobDevice:
+        if (!ParseU64(value, UINT32_MAX, &n)) return "job_device=" + value + " is not a device index";
+        s->job_device = static_cast<uint32_t>(n);
+        break;
       case kFieldCount: break;
     }
   }
@@ -125,7 +129,7 @@ std::string SerializeSlices(const std::vector<HardwareSlice>& slices) {
   for (const HardwareSlice& s : slices) {
     o << "slice vendor=" << Encode(s.vendor) << " parent=" << Encode(s.parent) << " profile=" << Encode(s.profile)
       << " device=" << Encode(s.device) << " instance=" << s.instance << " sub_instance=" << s.sub_instance
-      << " memory=" << s.memory_bytes << "\n";
+      << " memory=" << s.memory_bytes << " job_device=" << s.job_device << "\n";
   }
   return o.str();
 }

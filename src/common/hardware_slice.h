@@ -10,8 +10,8 @@
 // user cannot write). Text, '#' comments, blank lines ignored:
 //
 //   vgpu-slices 1
-//   slice vendor=nvidia parent=GPU-8f2c... profile=1g.10gb device=MIG-5f1e... instance=7 sub_instance=0 memory=10334765056
-//   slice vendor=ascend parent=3 profile=vir03_1c_8g device=100 instance=100 sub_instance=0 memory=0
+//   slice vendor=nvidia parent=GPU-8f2c... profile=1g.10gb device=MIG-5f1e... instance=7 sub_instance=0 memory=10334765056 job_device=0
+//   slice vendor=ascend parent=3 profile=vir03_1c_8g device=100 instance=100 sub_instance=0 memory=0 job_device=1
 //
 // Every field is required, once. A value is written percent-encoded where it
 // holds a byte outside [A-Za-z0-9._:/+-] (so "%20" for a space), and an empty
@@ -40,6 +40,7 @@ struct HardwareSlice {
   uint32_t instance = 0;      // NVIDIA: GPU instance id; Ascend: vdev id
   uint32_t sub_instance = 0;  // NVIDIA: compute instance id; Ascend: 0
   uint64_t memory_bytes = 0;  // the slice's memory as the driver reports it (0 = unknown)
+  uint32_t job_device = 0;    // the job's device (limits file index) it was cut for; set by the caller
 };
 
 class SliceDriver {

@@ -134,9 +134,15 @@ void Enforcer::WarnOnce(const std::string& message) {
 }
 
 DeviceAccount* Enforcer::Find(const std::string& uuid) {
-  const std::string key = Lower(uuid);
+  // CUDA gives a device's UUID as 16 bytes, which we print "GPU-..."; NVML
+  // and the limits file name a MIG device "MIG-..." with the same bytes.
+  auto key_of = [](const std::string& id) {
+    std::string k = Lower(id);
+    return k.rfind("gpu-", 0) == 0 || k.rfind("mig-", 0) == 0 ? k.substr(4) : k;
+  };
+  const std::string key = key_of(uuid);
   for (auto& d : devices_)
-    if (!d->limit.uuid.empty() && Lower(d->limit.uuid) == key) return d.get();
+    if (!d->limit.uuid.empty() && key_of(d->limit.uuid) == key) return d.get();
   if (devices_.size() == 1 && devices_[0]->limit.uuid.empty()) return devices_[0].get();
   return nullptr;
 }

@@ -57,9 +57,11 @@ class Enforcer {
   // Prints `message` on stderr once per distinct message.
   void WarnOnce(const std::string& message);
 
-  // The job's device with vendor id `uuid` (case-insensitive); when the
-  // job has exactly one device and its uuid is unknown, that device. Null:
-  // not one of the job's devices.
+  // The job's device with vendor id `uuid` (case-insensitive; "GPU-x" and
+  // "MIG-x" are one id: CUDA gives a MIG device's UUID as bytes, which we
+  // print "GPU-", NVML and the limits file as "MIG-"); when the job has
+  // exactly one device and its uuid is unknown, that device. Null: not one
+  // of the job's devices.
   DeviceAccount* Find(const std::string& uuid);
 
   // Takes `bytes` of the device's limit for this process; false if the

@@ -64,6 +64,7 @@ Status CutSlices(const NodeContext& ctx, const JobAllocation& job, JobLimits* li
     }
     auto slice = driver->Create(parent, *profile);
     if (!slice.ok()) return Status::Error(slice.message());
+    slice->job_device = limit.index;
     made.push_back(*slice);
     // On record at once: a prolog killed from here on leaves a slice the
     // epilog finds.
@@ -74,9 +75,11 @@ Status CutSlices(const NodeContext& ctx, const JobAllocation& job, JobLimits* li
       return recorded;
     }
     // The hardware fences compute and memory; libvgpu.so then only counts.
+    // CUDA names a MIG device by its own UUID; how AscendCL names a vNPU is
+    // not known here, so it is matched by position.
     limit.memory_bytes = slice->memory_bytes ? slice->memory_bytes : profile->memory_bytes;
     limit.shares = limit.shares_per_device;
-    limit.uuid.clear();
+    limit.uuid = limit.vendor == "nvidia" ? slice->device : "";
   }
   return Status::Ok();
 }

@@ -36,7 +36,6 @@ Result<NodeUsage> ReadNodeUsage(const std::string& run_dir, const JobAllocation&
   NodeUsage usage;
   usage.node = node;
   usage.wall_s = now > st.st_mtime ? static_cast<double>(now - st.st_mtime) : 0;
-  size_t next_slice = 0;
   for (const DeviceLimit& l : limits->devices) {
     DeviceUsage d;
     d.index = l.index;
@@ -48,9 +47,8 @@ Result<NodeUsage> ReadNodeUsage(const std::string& run_dir, const JobAllocation&
     d.of = l.shares_per_device;
     if (d.shares == 0) d.shares = l.shares;
     d.memory_quota = l.memory_bytes;
-    // Slices are on record in the order of the job's sliced devices, which
-    // have no uuid in the limits file (job_setup.cc).
-    if (l.uuid.empty() && next_slice < slices.size()) d.slice = slices[next_slice++].profile;
+    for (const HardwareSlice& s : slices)
+      if (s.job_device == l.index) d.slice = s.profile;
     auto region = UsageRegion::Open(UsageRegionPath(run_dir, job.job_id, l.index));
     if (!region.ok()) return R::Error(region.message());
     d.memory_peak = (*region)->Peak();

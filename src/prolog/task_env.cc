@@ -45,21 +45,19 @@ std::vector<std::pair<std::string, std::string>> TaskExports(const TaskEnvInput&
     if (old && std::string(old).rfind(in.interposer, 0) == 0) value = old;
     out.emplace_back("LD_PRELOAD", value);
   }
-  // Slices are on record in the order of the sliced devices, which the
-  // limits file shows with no uuid (job_setup.cc).
-  size_t next_slice = 0;
   std::vector<std::pair<std::string, std::vector<std::string>>> lists;
   std::vector<std::pair<std::string, int>> position;  // items seen per variable
   for (const DeviceLimit& d : in.limits.devices) {
     const char* var = VisibilityVariable(d.vendor);
-    const bool sliced = d.uuid.empty() && next_slice < in.slices.size() &&
-                        in.slices[next_slice].vendor == d.vendor;
+    const HardwareSlice* slice = nullptr;
+    for (const HardwareSlice& s : in.slices)
+      if (s.job_device == d.index && s.vendor == d.vendor) slice = &s;
     if (!var) continue;
     size_t k = 0;
     while (k < position.size() && position[k].first != var) ++k;
     if (k == position.size()) position.emplace_back(var, 0);
     const int item = position[k].second++;
-    if (!sliced) continue;
+    if (!slice) continue;
     size_t l = 0;
     while (l < lists.size() && lists[l].first != var) ++l;
     if (l == lists.size()) {
@@ -68,7 +66,7 @@ std::vector<std::pair<std::string, std::string>> TaskExports(const TaskEnvInput&
     }
     auto& items = lists[l].second;
     if (items.size() <= static_cast<size_t>(item)) items.resize(item + 1);
-    items[item] = in.slices[next_slice++].device;
+    items[item] = slice->device;
   }
   for (const auto& l : lists) {
     std::string value;

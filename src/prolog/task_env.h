@@ -16,7 +16,7 @@ namespace vgpu {
 
 struct TaskEnvInput {
   JobLimits limits;                   // the job's limits file
-  std::vector<HardwareSlice> slices;  // the job's slices, in device order
+  std::vector<HardwareSlice> slices;  // the job's slices (job_device: which device)
   std::string interposer;             // path of libvgpu.so
   // True when /etc/ld.so.preload already loads libvgpu.so into every
   // process: then LD_PRELOAD is left alone.

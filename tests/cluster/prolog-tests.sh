@@ -181,7 +181,7 @@ t_mig_slices() {
 	[[ $dev == MIG-* ]] || fail "CUDA_VISIBLE_DEVICES='$dev', expected a MIG device"
 	[ "$(grep -c . <<<"$mig")" = 1 ] || fail "MIG instances during the job: '$mig'"
 	[[ $mig == "$(env_of "$id" VGPU_UUIDS) "*"uuid=$dev"* ]] || fail "instance '$mig' is not on the job's GPU or not $dev"
-	grep -q "^device 0 uuid=- vendor=nvidia memory=[0-9]* shares=100 of=100" "$RUN/$id.limits" ||
+	grep -q "^device 0 uuid=$dev vendor=nvidia memory=[0-9]* shares=100 of=100" "$RUN/$id.limits" ||
 		fail "limits of a sliced device: $(cat "$RUN/$id.limits")"
 	wait_clean "$id"
 	[ ! -s "$LAB/hw/mig-n3" ] || fail "MIG instance left after the job: $(cat "$LAB/hw/mig-n3")"

@@ -111,10 +111,11 @@ class HardwareSliceTest : public CppUnit::TestFixture {
     b.profile = "odd name#%=-";  // bytes the format must encode
     b.sub_instance = 4294967295u;
     HardwareSlice c = Slice("ascend", "-", "101", 101);  // a value that is just "-"
+    c.job_device = 2;
     const std::string text = SerializeSlices({a, b, c});
     CPPUNIT_ASSERT(Contains(text, "vgpu-slices 1\n"));
     CPPUNIT_ASSERT(Contains(text, "slice vendor=nvidia parent=GPU-8f2c profile=1g.10gb device=MIG-5f1e instance=7 "
-                                  "sub_instance=0 memory=10334765056\n"));
+                                  "sub_instance=0 memory=10334765056 job_device=0\n"));
     CPPUNIT_ASSERT(Contains(text, "profile=odd%20name%23%25%3D-"));
     CPPUNIT_ASSERT(Contains(text, "parent=%2D"));
     auto back = ParseSlices(text, "slices");
@@ -130,6 +131,7 @@ class HardwareSliceTest : public CppUnit::TestFixture {
       CPPUNIT_ASSERT_EQUAL(want.instance, got.instance);
       CPPUNIT_ASSERT_EQUAL(want.sub_instance, got.sub_instance);
       CPPUNIT_ASSERT_EQUAL(want.memory_bytes, got.memory_bytes);
+      CPPUNIT_ASSERT_EQUAL(want.job_device, got.job_device);
     }
     CPPUNIT_ASSERT_EQUAL(text, SerializeSlices(*back));
     // No slices: the header alone, which parses to nothing.
@@ -141,7 +143,7 @@ class HardwareSliceTest : public CppUnit::TestFixture {
   void testSlicesStrictErrors() {
     const std::string head = "vgpu-slices 1\n";
     const std::string good = "slice vendor=nvidia parent=GPU-a profile=1g.10gb device=MIG-a instance=1 "
-                             "sub_instance=0 memory=0";
+                             "sub_instance=0 memory=0 job_device=0";
     struct Case {
       std::string text;
       const char* says;
@@ -171,8 +173,9 @@ class HardwareSliceTest : public CppUnit::TestFixture {
         {head + "slice parent\n", "\"parent\" is not KEY=VALUE"},
         {head + "slice vendor=nvidia parent=GPU-a profile=%zz device=d instance=1 sub_instance=0 memory=0\n",
          "profile=%zz is badly encoded"},
-        {head + "slice vendor=nvidia parent=GPU-a profile=p device=- instance=1 sub_instance=0 memory=0\n",
+        {head + "slice vendor=nvidia parent=GPU-a profile=p device=- instance=1 sub_instance=0 memory=0 job_device=0\n",
          "must not be empty"},
+        {head + good.substr(0, good.find(" job_device")) + " job_device=x\n", "job_device=x is not a device index"},
         {head + "# c\n\n" + good + "\n" + good + "  # again\n", "src:5: slice nvidia GPU-a instance 1/0 listed twice"},
     };
     for (const Case& c : cases) {
@@ -182,7 +185,7 @@ class HardwareSliceTest : public CppUnit::TestFixture {
     }
     // The same slice on another GPU, or another compute instance, is fine.
     auto ok = ParseSlices(head + good + "\n" + good.substr(0, good.find("sub_instance=0")) +
-                              "sub_instance=1 memory=0\n",
+                              "sub_instance=1 memory=0 job_device=0\n",
                           "src");
     CPPUNIT_ASSERT_MESSAGE(ok.message(), ok.ok() && ok->size() == 2);
   }

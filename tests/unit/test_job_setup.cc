@@ -257,6 +257,8 @@ class JobSetupTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT_MESSAGE(limits.message(), limits.ok());
     CPPUNIT_ASSERT_EQUAL(node.log.live[0].memory_bytes, limits->devices[0].memory_bytes);
     CPPUNIT_ASSERT_EQUAL(uint32_t{100}, limits->devices[0].shares);
+    CPPUNIT_ASSERT_EQUAL(node.log.live[1].device, limits->devices[1].uuid);  // CUDA's name of the MIG device
+    CPPUNIT_ASSERT_EQUAL(uint32_t{1}, (*recorded)[1].job_device);
     // The task is pointed at the slices.
     vgpu::TaskEnvInput in;
     in.limits = *limits;
