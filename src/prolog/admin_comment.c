@@ -27,15 +27,19 @@ struct query {
   void *db;
 };
 
-static int query_open(struct query *q, uint32_t job_id, const char *cluster, char *err, size_t err_len) {
+static void init_once(void) {
   static int initialised = 0;
+  if (!initialised) {
+    slurm_init(NULL);
+    initialised = 1;
+  }
+}
+
+static int query_open(struct query *q, uint32_t job_id, const char *cluster, char *err, size_t err_len) {
   slurm_selected_step_t *step;
   uint16_t flags = 0;
 
-  if (!initialised) {
-    slurm_init(NULL); /* slurm.conf from SLURM_CONF, as the epilog gets it */
-    initialised = 1;
-  }
+  init_once();
   memset(q, 0, sizeof(*q));
   q->cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
   q->cond.flags = JOBCOND_FLAG_NO_DEFAULT_USAGE | JOBCOND_FLAG_NO_STEP;
@@ -82,8 +86,10 @@ int vgpu_admin_comment_get(uint32_t job_id, const char *cluster, char **comment,
     ListIterator it = slurm_list_iterator_create(jobs);
     job = slurm_list_next(it);
     slurm_list_iterator_destroy(it);
-    if (!job)
-      rc = fail(err, err_len, "the accounting database has no job %u (yet)", job_id);
+    if (!job) {
+      fail(err, err_len, "the accounting database has no job %u (yet)", job_id);
+      rc = VGPU_COMMENT_NO_JOB;
+    }
     else if (!(*comment = strdup(job->admin_comment ? job->admin_comment : "")))
       rc = fail(err, err_len, "out of memory");
     slurm_list_destroy(jobs);
@@ -105,12 +111,12 @@ int vgpu_admin_comment_set(uint32_t job_id, const char *cluster, const char *com
   rec.derived_ec = NO_VAL;
   rec.admin_comment = (char *)comment;
   changed = slurmdb_job_modify(q.db, &q.cond, &rec);
-  if (!changed)
-    rc = fail(err, err_len, "cannot set the AdminComment of job %u: %s", job_id,
-              errno == SLURM_NO_CHANGE_IN_DATA ? "the accounting database has no such job (yet)"
-                                                : slurm_strerror(errno));
-  else if (slurm_list_count(changed) == 0)
-    rc = fail(err, err_len, "the accounting database has no job %u (yet)", job_id);
+  if (!changed && errno != SLURM_NO_CHANGE_IN_DATA) {
+    rc = fail(err, err_len, "cannot set the AdminComment of job %u: %s", job_id, slurm_strerror(errno));
+  } else if (!changed || slurm_list_count(changed) == 0) {
+    fail(err, err_len, "the accounting database has no job %u (yet)", job_id);
+    rc = VGPU_COMMENT_NO_JOB;
+  }
   if (changed) slurm_list_destroy(changed);
   if (rc == 0) slurmdb_connection_commit(q.db, 1);
   query_close(&q);

@@ -1,7 +1,10 @@
 #include "job_setup.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstring>
@@ -10,6 +13,7 @@
 
 #include "job_run_dir.h"
 #include "read_file.h"
+#include "text.h"
 
 namespace vgpu {
 namespace {
@@ -145,6 +149,39 @@ Status TearDownJob(const NodeContext& ctx, uint32_t job_id) {
     note("cannot remove " + JobSlicesPath(ctx.run_dir, job_id) + ": " + std::strerror(errno));
   Status removed = RemoveJobRunDir(ctx.run_dir, job_id);
   if (!removed.ok()) note(removed.message());
+  return errors.empty() ? Status::Ok() : Status::Error(errors);
+}
+
+std::vector<uint32_t> JobsOnRecord(const std::string& run_dir) {
+  std::vector<uint32_t> jobs;
+  DIR* d = opendir(run_dir.c_str());
+  if (!d) return jobs;
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.rfind("job_", 0) != 0) continue;
+    name = name.substr(4);
+    const size_t dot = name.find('.');
+    if (dot != std::string::npos && name.substr(dot) != ".slices") continue;
+    uint64_t id = 0;
+    if (ParseU64(name.substr(0, dot), UINT32_MAX, &id) && id != 0) jobs.push_back(static_cast<uint32_t>(id));
+  }
+  closedir(d);
+  std::sort(jobs.begin(), jobs.end());
+  jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
+  return jobs;
+}
+
+Status SweepEndedJobs(const NodeContext& ctx, uint32_t current, const std::function<int(uint32_t)>& has_ended,
+                      std::vector<uint32_t>* swept) {
+  std::string errors;
+  for (uint32_t job : JobsOnRecord(ctx.run_dir)) {
+    if (job == current || has_ended(job) != 1) continue;
+    Status st = TearDownJob(ctx, job);
+    if (st.ok())
+      swept->push_back(job);
+    else
+      errors += (errors.empty() ? "" : "; ") + ("job " + std::to_string(job) + ": " + st.message());
+  }
   return errors.empty() ? Status::Ok() : Status::Error(errors);
 }
 

@@ -10,6 +10,7 @@
 #define VGPU_PROLOG_JOB_SETUP_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,17 @@ Status SetUpJob(const NodeContext& ctx, const JobAllocation& job);
 // record for the next try, and the call fails), then removes the job's
 // directory and record.
 Status TearDownJob(const NodeContext& ctx, uint32_t job_id);
+
+// The jobs with a directory or a slices record under `run_dir`, sorted.
+std::vector<uint32_t> JobsOnRecord(const std::string& run_dir);
+
+// Tears down every job on record, `current` aside, that `has_ended` says
+// has ended (1); 0 (still pending, running or completing: its own epilog
+// will) and -1 (no answer) keep it. For jobs whose epilog never ran: node
+// daemons and job killed together without a reboot emptying /run. `swept`
+// gets the ids torn down.
+Status SweepEndedJobs(const NodeContext& ctx, uint32_t current, const std::function<int(uint32_t)>& has_ended,
+                      std::vector<uint32_t>* swept);
 
 // The slices on record for the job (none when there is no record).
 Result<std::vector<HardwareSlice>> JobSlices(const std::string& run_dir, uint32_t job_id);

@@ -1,6 +1,7 @@
 // vgpu-epilog: Slurm's Epilog (root) on each node of a job. Reads what the
 // job used (job_usage.h), tears down its run directory and hardware slices
-// (job_setup.h), and records the usage in the job's AdminComment. Exit 1
+// (job_setup.h) and what ended jobs whose epilog never ran left, and
+// records the usage in the job's AdminComment. Exit 1
 // only when something of the job could not be removed (Slurm then drains
 // the node, so that an administrator looks); usage that cannot be recorded
 // is a warning.
@@ -12,6 +13,7 @@
 
 #include "admin_comment.h"
 #include "job_allocation.h"
+#include "ended_jobs.h"
 #include "job_setup.h"
 #include "job_usage.h"
 #include "node_context.h"
@@ -32,11 +34,16 @@ Status RecordUsage(uint32_t job_id, const NodeUsage& usage) {
   for (int attempt = 0; attempt < 5; ++attempt) {
     if (attempt) sleep(1);
     char* existing = nullptr;
-    if (vgpu_admin_comment_get(job_id, cluster, &existing, err, sizeof err) != 0) continue;
-    auto merged = MergeUsageComment(existing, usage);
-    std::free(existing);
-    if (!merged.ok()) return Status::Error(merged.message());
-    if (vgpu_admin_comment_set(job_id, cluster, merged->c_str(), err, sizeof err) == 0) return Status::Ok();
+    int rc = vgpu_admin_comment_get(job_id, cluster, &existing, err, sizeof err);
+    if (rc == 0) {
+      auto merged = MergeUsageComment(existing, usage);
+      std::free(existing);
+      if (!merged.ok()) return Status::Error(merged.message());
+      rc = vgpu_admin_comment_set(job_id, cluster, merged->c_str(), err, sizeof err);
+      if (rc == 0) return Status::Ok();
+    }
+    // Only a job not there yet is worth waiting for.
+    if (rc != VGPU_COMMENT_NO_JOB) break;
   }
   return Status::Error(err);
 }
@@ -63,6 +70,9 @@ int Epilog() {
   Status torn = TearDownJob(*ctx, job->job_id);
   if (!torn.ok())
     std::fprintf(stderr, "vgpu-epilog: job %u: %s\n", job->job_id, OneLine(torn.message()).c_str());
+  std::vector<uint32_t> swept;
+  Status sweep = SweepEndedJobs(*ctx, job->job_id, SlurmJobEndProbe(ctx->run_dir, job->job_id), &swept);
+  if (!sweep.ok()) std::fprintf(stderr, "vgpu-epilog: %s\n", OneLine(sweep.message()).c_str());
   if (usage.ok()) {
     Status recorded = RecordUsage(job->job_id, *usage);
     if (!recorded.ok())

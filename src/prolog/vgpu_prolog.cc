@@ -2,10 +2,12 @@
 // job. Makes the job's run directory (limits file, usage regions) and its
 // hardware slices (job_setup.h). On failure: exit 1 with one line on
 // stderr, which slurmd logs; Slurm then drains the node and requeues the
-// job, and nothing of the job is left on the node.
+// job, and nothing of the job is left on the node. Then removes what
+// ended jobs whose epilog never ran left (job_setup.h, SweepEndedJobs).
 #include <cstdio>
 
 #include "job_allocation.h"
+#include "ended_jobs.h"
 #include "job_setup.h"
 #include "node_context.h"
 #include "program.h"
@@ -28,6 +30,9 @@ int main() {
       std::fprintf(stderr, "vgpu-prolog: job %u: %s\n", job->job_id, vgpu::OneLine(st.message()).c_str());
       return 1;
     }
+    // What jobs that died without their epilog left here (best effort).
+    std::vector<uint32_t> swept;
+    vgpu::SweepEndedJobs(*ctx, job->job_id, vgpu::SlurmJobEndProbe(ctx->run_dir, job->job_id), &swept);
     return 0;
   });
 }

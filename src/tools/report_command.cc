@@ -74,7 +74,7 @@ Result<std::string> ReadJobs(const ReportOptions& o) {
   if (!o.input.empty()) return ReadTextFile(o.input);
   Result<std::string> sacct = LocateSacct(o.sacct, std::getenv("PATH"));
   if (!sacct.ok()) return sacct.status();
-  auto ran = tools::RunCommand(SacctArgv(*sacct, o));
+  auto ran = RunCommand(SacctArgv(*sacct, o));
   if (!ran.ok())
     return Result<std::string>::Error(ran.message() + "; check the Slurm client installation or pass --sacct PATH");
   if (ran->exit_status != 0)
@@ -134,15 +134,15 @@ Result<ReportOptions> ParseReportArgs(const std::vector<std::string>& args, std:
 
 Result<std::string> LocateSacct(const std::string& given, const char* path_env) {
   if (!given.empty()) {
-    if (!tools::IsExecutableFile(given))
+    if (!IsExecutableFile(given))
       return Result<std::string>::Error("--sacct " + given + ": not an executable file; give the path of Slurm's sacct");
     return given;
   }
   if (path_env != nullptr) {
-    std::string found = tools::FindOnPath("sacct", path_env);
+    std::string found = FindOnPath("sacct", path_env);
     if (!found.empty()) return found;
   }
-  if (tools::IsExecutableFile(kDefaultSacct)) return std::string(kDefaultSacct);
+  if (IsExecutableFile(kDefaultSacct)) return std::string(kDefaultSacct);
   return Result<std::string>::Error(
       "sacct not found on PATH nor at /usr/bin/sacct; install Slurm's client commands, pass --sacct PATH, "
       "or read a saved `sacct --json` output with --input FILE");

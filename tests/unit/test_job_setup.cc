@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 
+#include "ended_jobs.h"
 #include "job_allocation.h"
 #include "job_limits.h"
 #include "job_setup.h"
@@ -137,6 +138,8 @@ class JobSetupTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(RunDirWritableByOthersRefused);
   CPPUNIT_TEST(UsageReadAndMerged);
   CPPUNIT_TEST(TaskExportsPreloadAndSlices);
+  CPPUNIT_TEST(SweepRemovesOnlyEndedJobs);
+  CPPUNIT_TEST(EndedJobsFromProcAndSqueue);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -385,6 +388,54 @@ class JobSetupTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT_MESSAGE(foreign.message(), Has(foreign.message(), "holds other text"));
     CPPUNIT_ASSERT(vgpu::TearDownJob(node.ctx, 77).ok());
     CPPUNIT_ASSERT(!vgpu::ReadNodeUsage(node.ctx.run_dir, *job, {}, "n3", time(nullptr)).ok());
+  }
+
+  void SweepRemovesOnlyEndedJobs() {
+    Node node("nvidia-a100-80g");
+    Env env = A100Job();
+    for (const char* id : {"11", "12", "13", "14"}) {
+      env["SLURM_JOB_ID"] = id;
+      auto job = JobAllocation::FromEnvironment(Lookup(env));
+      CPPUNIT_ASSERT(vgpu::SetUpJob(node.ctx, *job).ok());
+    }
+    // Junk that is not a job's must stay.
+    CPPUNIT_ASSERT(vgpu::WriteFileAtomically(node.ctx.run_dir + "/job_x", "", 0644).ok());
+    CPPUNIT_ASSERT(vgpu::WriteFileAtomically(node.ctx.run_dir + "/job_15.other", "", 0644).ok());
+    CPPUNIT_ASSERT((std::vector<uint32_t>{11, 12, 13, 14}) == vgpu::JobsOnRecord(node.ctx.run_dir));
+    CPPUNIT_ASSERT_EQUAL(size_t{8}, node.log.live.size());
+    // 11 ended, 12 running, 13 unknown (no answer), 14 ended but is the caller's.
+    auto has_ended = [](uint32_t job) { return job == 11 || job == 14 ? 1 : job == 12 ? 0 : -1; };
+    std::vector<uint32_t> swept;
+    vgpu::Status st = vgpu::SweepEndedJobs(node.ctx, 14, has_ended, &swept);
+    CPPUNIT_ASSERT_MESSAGE(st.message(), st.ok());
+    CPPUNIT_ASSERT((std::vector<uint32_t>{11}) == swept);
+    CPPUNIT_ASSERT((std::vector<uint32_t>{12, 13, 14}) == vgpu::JobsOnRecord(node.ctx.run_dir));
+    CPPUNIT_ASSERT_EQUAL(size_t{6}, node.log.live.size());  // job 11's two slices destroyed
+    CPPUNIT_ASSERT(node.Exists(node.ctx.run_dir + "/job_x"));
+    CPPUNIT_ASSERT(node.Exists(node.ctx.run_dir + "/job_15.other"));
+  }
+
+  void EndedJobsFromProcAndSqueue() {
+    Node node;
+    const std::string proc = node.dir + "/proc";
+    auto process = [&](const std::string& pid, const std::string& cgroup) {
+      fs::create_directories(proc + "/" + pid);
+      CPPUNIT_ASSERT(vgpu::WriteFileAtomically(proc + "/" + pid + "/cgroup", cgroup, 0644).ok());
+    };
+    process("100", "4:freezer:/slurm_n1/uid_0/job_21/step_batch\n1:name=systemd:/\n");
+    process("101", "0::/system.slice/slurmstepd.scope/job_22/step_0/user/task_0\n");
+    process("102", "0::/user.slice\n");
+    fs::create_directories(proc + "/self");  // not a pid
+    CPPUNIT_ASSERT((std::set<uint32_t>{21, 22}) == vgpu::JobsWithProcesses(proc));
+
+    auto ended = vgpu::EndedFromSqueue("31 COMPLETED\n32 COMPLETING\n33 RUNNING\n34 PENDING\n35 NODE_FAIL\njunk\n",
+                                       {31, 32, 33, 34, 35, 36});
+    CPPUNIT_ASSERT_EQUAL(1, ended[31]);
+    CPPUNIT_ASSERT_EQUAL(0, ended[32]);  // its epilog is still to run
+    CPPUNIT_ASSERT_EQUAL(0, ended[33]);
+    CPPUNIT_ASSERT_EQUAL(0, ended[34]);
+    CPPUNIT_ASSERT_EQUAL(1, ended[35]);
+    CPPUNIT_ASSERT_EQUAL(1, ended[36]);  // slurmctld forgot it
   }
 
   void TaskExportsPreloadAndSlices() {

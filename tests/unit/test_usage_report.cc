@@ -477,23 +477,23 @@ class UsageReportTest : public CppUnit::TestFixture {
   }
 
   void RunCommandCapturesBothStreams() {
-    auto r = tools::RunCommand({"/bin/sh", "-c", "printf 'a\\nb'; printf oops >&2; exit 3"});
+    auto r = RunCommand({"/bin/sh", "-c", "printf 'a\\nb'; printf oops >&2; exit 3"});
     CPPUNIT_ASSERT_MESSAGE(r.message(), r.ok());
     CPPUNIT_ASSERT_EQUAL(3, r->exit_status);
     CPPUNIT_ASSERT_EQUAL(std::string("a\nb"), r->out);
     CPPUNIT_ASSERT_EQUAL(std::string("oops"), r->err);
-    auto big = tools::RunCommand({"/bin/sh", "-c", "head -c 300000 /dev/zero; head -c 200000 /dev/zero >&2"});
+    auto big = RunCommand({"/bin/sh", "-c", "head -c 300000 /dev/zero; head -c 200000 /dev/zero >&2"});
     CPPUNIT_ASSERT(big.ok());  // more than a pipe holds, on both streams
     CPPUNIT_ASSERT_EQUAL(size_t{300000}, big->out.size());
     CPPUNIT_ASSERT_EQUAL(size_t{200000}, big->err.size());
-    auto missing = tools::RunCommand({"/nonexistent/sacct"});
+    auto missing = RunCommand({"/nonexistent/sacct"});
     CPPUNIT_ASSERT(!missing.ok());
     CPPUNIT_ASSERT_EQUAL(std::string("cannot run /nonexistent/sacct: no such file"), missing.message());
     TempDir dir;
     std::string fake = dir.Write("sacct", "#!/bin/sh\n", true);
     dir.Write("plain", "not a program");
-    CPPUNIT_ASSERT_EQUAL(fake, tools::FindOnPath("sacct", "/nonexistent:" + dir.path));
-    CPPUNIT_ASSERT_EQUAL(std::string(""), tools::FindOnPath("plain", dir.path));
+    CPPUNIT_ASSERT_EQUAL(fake, FindOnPath("sacct", "/nonexistent:" + dir.path));
+    CPPUNIT_ASSERT_EQUAL(std::string(""), FindOnPath("plain", dir.path));
     auto found = LocateSacct("", ("/nonexistent:" + dir.path).c_str());
     CPPUNIT_ASSERT(found.ok());
     CPPUNIT_ASSERT_EQUAL(fake, *found);

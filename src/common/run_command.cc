@@ -13,7 +13,7 @@
 
 extern char** environ;
 
-namespace vgpu::tools {
+namespace vgpu {
 
 namespace {
 
@@ -104,4 +104,4 @@ std::string FindOnPath(const std::string& name, const std::string& path_list) {
   return "";
 }
 
-}  // namespace vgpu::tools
+}  // namespace vgpu

@@ -1,13 +1,13 @@
-// Running a helper program (sacct) without a shell and reading its output.
-#ifndef VGPU_TOOLS_RUN_COMMAND_H_
-#define VGPU_TOOLS_RUN_COMMAND_H_
+// Running a helper program (sacct, squeue) without a shell and reading its output.
+#ifndef VGPU_COMMON_RUN_COMMAND_H_
+#define VGPU_COMMON_RUN_COMMAND_H_
 
 #include <string>
 #include <vector>
 
 #include "status.h"
 
-namespace vgpu::tools {
+namespace vgpu {
 
 struct CommandOutput {
   int exit_status = 0;  // the exit status, or 128 + N when killed by signal N
@@ -27,6 +27,6 @@ bool IsExecutableFile(const std::string& path);
 // colon-separated `path_list` (an empty entry means "."); "" when none.
 std::string FindOnPath(const std::string& name, const std::string& path_list);
 
-}  // namespace vgpu::tools
+}  // namespace vgpu
 
-#endif  // VGPU_TOOLS_RUN_COMMAND_H_
+#endif  // VGPU_COMMON_RUN_COMMAND_H_
