@@ -33,6 +33,12 @@ int vgpu_admin_comment_get(uint32_t job_id, const char *cluster, char **comment,
  * database layer does not escape them). */
 int vgpu_admin_comment_set(uint32_t job_id, const char *cluster, const char *comment, char *err, size_t err_len);
 
+/* This node's place in the job's node list (SLURM_NODELIST, Slurm's
+ * hostlist syntax): *rank = its index (0 when not found), *count = the
+ * number of nodes (1 when the list is missing or unreadable). The nodes of
+ * a job take turns writing their usage into its one comment by rank. */
+void vgpu_node_rank(const char *nodelist, const char *node, int *rank, int *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -96,6 +97,29 @@ Result<std::string> MergeUsageComment(const std::string& existing, const NodeUsa
   wb["precisionType"] = "decimal";
   wb["precision"] = 1;
   return Json::writeString(wb, root);
+}
+
+Status RecordUsage(CommentStore& store, const NodeUsage& usage, int rank, int nodes,
+                   const std::function<void(int)>& sleep_ms) {
+  if (nodes > 1) sleep_ms(std::min(rank, 100) * 200);
+  std::string why;
+  int not_there = 0;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    std::string existing;
+    const int rc = store.Get(&existing, &why);
+    if (rc == CommentStore::kNoJob && ++not_there < 5) {
+      sleep_ms(1000);
+      continue;
+    }
+    if (rc != CommentStore::kOk) break;
+    auto merged = MergeUsageComment(existing, usage);
+    if (!merged.ok()) return Status::Error(merged.message());
+    if (*merged == existing) return Status::Ok();  // our entry is in
+    if (store.Set(*merged, &why) != CommentStore::kOk) break;
+    if (nodes == 1) return Status::Ok();
+    sleep_ms(300);  // a node that read before our write writes meanwhile
+  }
+  return Status::Error(why.empty() ? "other nodes kept writing over this node's entry" : why);
 }
 
 }  // namespace vgpu

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,27 @@ Result<NodeUsage> ReadNodeUsage(const std::string& run_dir, const JobAllocation&
 // added or replaced. An existing comment that is not ours is an error: it
 // is the administrators', and is never overwritten.
 Result<std::string> MergeUsageComment(const std::string& existing, const NodeUsage& usage);
+
+// The job's AdminComment where it is kept (the accounting database; a
+// seam, so that tests interleave several nodes' writes).
+class CommentStore {
+ public:
+  enum { kOk = 0, kNoJob = -2, kError = -1 };
+  virtual ~CommentStore() = default;
+  // kNoJob: the job is not there (yet). `why` gets the reason of a failure.
+  virtual int Get(std::string* comment, std::string* why) = 0;
+  virtual int Set(const std::string& comment, std::string* why) = 0;
+};
+
+// Merges this node's usage into the job's comment. A job not in the store
+// yet (its record comes through slurmctld's queue) is waited for, up to
+// 5 s. Read, merge and write is not atomic, and every node of a job writes
+// the one comment: on a multi-node job (`nodes` > 1) the nodes take turns
+// (200 ms apart by `rank`), and each reads the comment back 300 ms after
+// writing, writing again when another node's write has lost its entry;
+// best effort, 8 tries. `sleep_ms` waits (a seam for tests).
+Status RecordUsage(CommentStore& store, const NodeUsage& usage, int rank, int nodes,
+                   const std::function<void(int)>& sleep_ms);
 
 }  // namespace vgpu
 

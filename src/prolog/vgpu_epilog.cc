@@ -26,26 +26,36 @@
 namespace vgpu {
 namespace {
 
-// The job's record reaches the database through slurmctld's queue: a job
-// that just ended may not be there for a moment.
-Status RecordUsage(uint32_t job_id, const NodeUsage& usage) {
-  const char* cluster = ProcessEnv("SLURM_CLUSTER_NAME");
-  char err[512] = "";
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    if (attempt) sleep(1);
-    char* existing = nullptr;
-    int rc = vgpu_admin_comment_get(job_id, cluster, &existing, err, sizeof err);
-    if (rc == 0) {
-      auto merged = MergeUsageComment(existing, usage);
-      std::free(existing);
-      if (!merged.ok()) return Status::Error(merged.message());
-      rc = vgpu_admin_comment_set(job_id, cluster, merged->c_str(), err, sizeof err);
-      if (rc == 0) return Status::Ok();
-    }
-    // Only a job not there yet is worth waiting for.
-    if (rc != VGPU_COMMENT_NO_JOB) break;
+// The AdminComment in the accounting database (admin_comment.h).
+class DatabaseComment : public CommentStore {
+ public:
+  DatabaseComment(uint32_t job_id, const char* cluster) : job_id_(job_id), cluster_(cluster) {}
+  int Get(std::string* comment, std::string* why) override {
+    char err[512] = "";
+    char* got = nullptr;
+    const int rc = vgpu_admin_comment_get(job_id_, cluster_, &got, err, sizeof err);
+    if (got) *comment = got;
+    std::free(got);
+    *why = err;
+    return rc == 0 ? kOk : rc == VGPU_COMMENT_NO_JOB ? kNoJob : kError;
   }
-  return Status::Error(err);
+  int Set(const std::string& comment, std::string* why) override {
+    char err[512] = "";
+    const int rc = vgpu_admin_comment_set(job_id_, cluster_, comment.c_str(), err, sizeof err);
+    *why = err;
+    return rc == 0 ? kOk : rc == VGPU_COMMENT_NO_JOB ? kNoJob : kError;
+  }
+
+ private:
+  uint32_t job_id_;
+  const char* cluster_;
+};
+
+Status RecordJobUsage(uint32_t job_id, const NodeUsage& usage) {
+  DatabaseComment store(job_id, ProcessEnv("SLURM_CLUSTER_NAME"));
+  int rank = 0, nodes = 1;
+  vgpu_node_rank(ProcessEnv("SLURM_NODELIST"), usage.node.c_str(), &rank, &nodes);
+  return RecordUsage(store, usage, rank, nodes, [](int ms) { usleep(static_cast<useconds_t>(ms) * 1000); });
 }
 
 int Epilog() {
@@ -74,7 +84,7 @@ int Epilog() {
   Status sweep = SweepEndedJobs(*ctx, job->job_id, SlurmJobEndProbe(ctx->run_dir, job->job_id), &swept);
   if (!sweep.ok()) std::fprintf(stderr, "vgpu-epilog: %s\n", OneLine(sweep.message()).c_str());
   if (usage.ok()) {
-    Status recorded = RecordUsage(job->job_id, *usage);
+    Status recorded = RecordJobUsage(job->job_id, *usage);
     if (!recorded.ok())
       std::fprintf(stderr, "vgpu-epilog: job %u: usage not recorded: %s\n", job->job_id,
                    OneLine(recorded.message()).c_str());
