@@ -125,14 +125,15 @@ int vgpu_admin_comment_set(uint32_t job_id, const char *cluster, const char *com
 
 void vgpu_node_rank(const char *nodelist, const char *node, int *rank, int *count) {
   hostlist_t hl;
-  int found;
+  int n, found;
 
   *rank = 0;
   *count = 1;
   if (!nodelist || !*nodelist || !node || !*node) return;
   init_once();
   if (!(hl = slurm_hostlist_create(nodelist))) return;
-  *count = slurm_hostlist_count(hl) > 0 ? slurm_hostlist_count(hl) : 1;
+  n = slurm_hostlist_count(hl);
+  *count = n > 0 ? n : 1;
   found = slurm_hostlist_find(hl, node);
   *rank = found > 0 ? found : 0;
   slurm_hostlist_destroy(hl);

@@ -63,12 +63,12 @@ class CommentStore {
 };
 
 // Merges this node's usage into the job's comment. A job not in the store
-// yet (its record comes through slurmctld's queue) is waited for, up to
-// 5 s. Read, merge and write is not atomic, and every node of a job writes
-// the one comment: on a multi-node job (`nodes` > 1) the nodes take turns
-// (200 ms apart by `rank`), and each reads the comment back 300 ms after
-// writing, writing again when another node's write has lost its entry;
-// best effort, 8 tries. `sleep_ms` waits (a seam for tests).
+// yet (its record comes through slurmctld's queue) is waited for: five
+// reads, 1 s apart. Read, merge and write is not atomic, and every node of
+// a job writes the one comment: on a multi-node job (`nodes` > 1) the
+// nodes take turns (200 ms apart by `rank`), and each reads the comment
+// back 300 ms after writing, writing again when another node's write has
+// lost its entry; best effort, 8 tries. `sleep_ms` waits (a seam for tests).
 Status RecordUsage(CommentStore& store, const NodeUsage& usage, int rank, int nodes,
                    const std::function<void(int)>& sleep_ms);
 

@@ -37,16 +37,18 @@ class DatabaseComment : public CommentStore {
     if (got) *comment = got;
     std::free(got);
     *why = err;
-    return rc == 0 ? kOk : rc == VGPU_COMMENT_NO_JOB ? kNoJob : kError;
+    return Code(rc);
   }
   int Set(const std::string& comment, std::string* why) override {
     char err[512] = "";
     const int rc = vgpu_admin_comment_set(job_id_, cluster_, comment.c_str(), err, sizeof err);
     *why = err;
-    return rc == 0 ? kOk : rc == VGPU_COMMENT_NO_JOB ? kNoJob : kError;
+    return Code(rc);
   }
 
  private:
+  static int Code(int rc) { return rc == 0 ? kOk : rc == VGPU_COMMENT_NO_JOB ? kNoJob : kError; }
+
   uint32_t job_id_;
   const char* cluster_;
 };
