@@ -1,7 +1,7 @@
 // gres/vgpu: fractional accelerator shares as GRES bits.
 //
 // Entry points only: each translates Slurm's arguments with slurm_bridge,
-// calls libvgpucore, and catches everything so that no exception reaches a
+// calls the libraries (src/devices, src/jobs, src/config), and catches everything so that no exception reaches a
 // Slurm daemon. The plugin's state is what Slurm forces on it: the node's
 // device table and the gres_device_t list task/cgroup asks for.
 #include <sys/stat.h>
@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "chip_catalog.h"
-#include "discovery.h"
-#include "gres_conf_locator.h"
-#include "job_env.h"
-#include "share_layout.h"
+#include "config/vgpu_config.h"
+#include "devices/chip_catalog.h"
+#include "devices/discovery.h"
+#include "devices/gres_conf_locator.h"
+#include "devices/share_layout.h"
+#include "jobs/job_env.h"
 #include "slurm_bridge.h"
 #include "slurm_plugin.h"
-#include "vgpu_config.h"
 
 #ifndef VGPU_DEFAULT_CATALOG_DIR
 #define VGPU_DEFAULT_CATALOG_DIR "/usr/share/slurm-vgpu/chips.d"

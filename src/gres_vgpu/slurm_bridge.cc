@@ -6,7 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 
-#include "share_layout.h"
+#include "devices/share_layout.h"
 
 // slurmd's configuration; absent (null) in slurmctld, which also loads this
 // plugin, hence weak.

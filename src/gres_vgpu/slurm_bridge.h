@@ -1,4 +1,4 @@
-// Translation between Slurm's C structures and libvgpucore's value types,
+// Translation between Slurm's C structures and the libraries' value types,
 // for the gres/vgpu entry points. Nothing here throws into Slurm: callers
 // wrap each entry point in a catch-all.
 #ifndef VGPU_GRES_SLURM_BRIDGE_H_
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "device_table.h"
-#include "gres_record.h"
-#include "job_env.h"
+#include "devices/device_table.h"
+#include "devices/gres_record.h"
+#include "jobs/job_env.h"
 #include "slurm_headers.h"
 
 namespace vgpu {

@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "job_identity.h"
-#include "read_file.h"
-#include "text.h"
+#include "jobs/job_identity.h"
+#include "util/read_file.h"
+#include "util/text.h"
 
 #ifndef VGPU_RUN_DIR
 #define VGPU_RUN_DIR "/run/slurm-vgpu"

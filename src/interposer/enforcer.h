@@ -27,8 +27,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "job_limits.h"
-#include "usage_region.h"
+#include "jobs/job_limits.h"
+#include "jobs/usage_region.h"
 
 namespace vgpu {
 namespace interposer {

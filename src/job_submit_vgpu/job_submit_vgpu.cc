@@ -3,13 +3,13 @@
 // device's shares that are not whole devices, per-task/socket/job forms, a
 // type no node has). Everything else passes unchanged.
 //
-// Entry points only; the rules are vgpu::CheckVgpuSubmission (libvgpucore).
+// Entry points only; the rules are vgpu::CheckVgpuSubmission (config/vgpu_request.h).
 #include <exception>
 #include <set>
 #include <string>
 
-#include "vgpu_config.h"
-#include "vgpu_request.h"
+#include "config/vgpu_config.h"
+#include "config/vgpu_request.h"
 
 extern "C" {
 #include "config.h"

@@ -6,11 +6,11 @@
 #include <memory>
 #include <sstream>
 
-#include "job_identity.h"
 #include "job_setup.h"
-#include "read_file.h"
-#include "run_command.h"
-#include "text.h"
+#include "jobs/job_identity.h"
+#include "util/read_file.h"
+#include "util/run_command.h"
+#include "util/text.h"
 
 namespace vgpu {
 

@@ -11,9 +11,9 @@
 #include <map>
 #include <memory>
 
-#include "job_run_dir.h"
-#include "read_file.h"
-#include "text.h"
+#include "jobs/job_run_dir.h"
+#include "util/read_file.h"
+#include "util/text.h"
 
 namespace vgpu {
 namespace {

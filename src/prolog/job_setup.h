@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "hardware_slice.h"
-#include "job_allocation.h"
+#include "jobs/hardware_slice.h"
+#include "jobs/job_allocation.h"
 #include "node_context.h"
-#include "status.h"
+#include "util/status.h"
 
 namespace vgpu {
 

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <memory>
 
-#include "job_limits.h"
-#include "read_file.h"
-#include "usage_region.h"
+#include "jobs/job_limits.h"
+#include "jobs/usage_region.h"
+#include "util/read_file.h"
 
 namespace vgpu {
 namespace {

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "hardware_slice.h"
-#include "job_allocation.h"
-#include "status.h"
+#include "jobs/hardware_slice.h"
+#include "jobs/job_allocation.h"
+#include "util/status.h"
 
 namespace vgpu {
 

@@ -1,6 +1,6 @@
 #include "node_context.h"
 
-#include "job_limits.h"
+#include "jobs/job_limits.h"
 
 #ifndef VGPU_RUN_DIR
 #define VGPU_RUN_DIR "/run/slurm-vgpu"

@@ -10,10 +10,10 @@
 #include <memory>
 #include <string>
 
-#include "chip_catalog.h"
-#include "hardware_slice.h"
-#include "status.h"
-#include "vgpu_config.h"
+#include "config/vgpu_config.h"
+#include "devices/chip_catalog.h"
+#include "jobs/hardware_slice.h"
+#include "util/status.h"
 
 namespace vgpu {
 

@@ -8,7 +8,7 @@
 #include <exception>
 #include <string>
 
-#include "text.h"
+#include "util/text.h"
 
 namespace vgpu {
 

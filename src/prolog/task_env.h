@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "hardware_slice.h"
-#include "job_limits.h"
+#include "jobs/hardware_slice.h"
+#include "jobs/job_limits.h"
 
 namespace vgpu {
 

@@ -12,10 +12,10 @@
 #include <ctime>
 
 #include "admin_comment.h"
-#include "job_allocation.h"
 #include "ended_jobs.h"
 #include "job_setup.h"
 #include "job_usage.h"
+#include "jobs/job_allocation.h"
 #include "node_context.h"
 #include "program.h"
 

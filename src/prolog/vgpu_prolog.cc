@@ -6,9 +6,9 @@
 // ended jobs whose epilog never ran left (job_setup.h, SweepEndedJobs).
 #include <cstdio>
 
-#include "job_allocation.h"
 #include "ended_jobs.h"
 #include "job_setup.h"
+#include "jobs/job_allocation.h"
 #include "node_context.h"
 #include "program.h"
 

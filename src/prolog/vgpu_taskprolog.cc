@@ -6,13 +6,13 @@
 // job: the task's cgroup, not SLURM_JOB_ID, which the user controls.
 #include <cstdio>
 
-#include "job_identity.h"
-#include "job_limits.h"
 #include "job_setup.h"
+#include "jobs/job_identity.h"
+#include "jobs/job_limits.h"
 #include "node_context.h"
 #include "program.h"
-#include "read_file.h"
 #include "task_env.h"
+#include "util/read_file.h"
 
 #ifndef VGPU_INTERPOSER_PATH
 #define VGPU_INTERPOSER_PATH "/usr/lib/slurm-vgpu/libvgpu.so"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "placement.h"
+#include "placement/placement.h"
 
 extern "C" {
 #include "config.h"

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "node_ranking.h"
 #include "node_view.h"
+#include "placement/node_ranking.h"
 
 extern "C" {
 #include "src/common/bitstring.h"

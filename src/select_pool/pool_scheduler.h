@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "placement.h"
-#include "vgpu_config.h"
+#include "config/vgpu_config.h"
+#include "placement/placement.h"
 
 extern "C" {
 #include "config.h"

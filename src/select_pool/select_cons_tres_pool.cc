@@ -11,10 +11,10 @@
 #include <mutex>
 #include <string>
 
+#include "config/vgpu_config.h"
 #include "cons_tres_ops.h"
 #include "pool_scheduler.h"
 #include "slurm_plugin.h"
-#include "vgpu_config.h"
 
 extern "C" {
 #include "src/common/read_config.h"

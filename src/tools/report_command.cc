@@ -5,11 +5,11 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "read_file.h"
 #include "report_format.h"
-#include "run_command.h"
 #include "svg_plot.h"
-#include "text.h"
+#include "util/read_file.h"
+#include "util/run_command.h"
+#include "util/text.h"
 
 namespace vgpu::report {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "status.h"
 #include "usage_report.h"
+#include "util/status.h"
 
 namespace vgpu::report {
 

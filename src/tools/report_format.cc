@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "text.h"
+#include "util/text.h"
 
 namespace vgpu::report {
 

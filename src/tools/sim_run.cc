@@ -10,7 +10,7 @@
 #include <random>
 #include <thread>
 
-#include "placement_fgd.h"
+#include "placement/placement_fgd.h"
 
 namespace vgpu::sim {
 

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "placement.h"
-#include "status.h"
+#include "placement/placement.h"
 #include "trace_csv.h"
+#include "util/status.h"
 
 namespace vgpu::sim {
 

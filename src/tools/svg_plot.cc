@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <functional>
 
-#include "text.h"
+#include "util/text.h"
 
 namespace vgpu::sim {
 namespace {

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "read_file.h"
-#include "text.h"
+#include "util/read_file.h"
+#include "util/text.h"
 
 namespace vgpu::sim {
 namespace {

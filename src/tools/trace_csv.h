@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "status.h"
+#include "util/status.h"
 
 namespace vgpu::sim {
 

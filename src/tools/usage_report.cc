@@ -10,7 +10,7 @@
 #include <memory>
 #include <set>
 
-#include "text.h"
+#include "util/text.h"
 
 namespace vgpu::report {
 

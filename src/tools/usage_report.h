@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "status.h"
+#include "util/status.h"
 
 namespace vgpu::report {
 

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "placement.h"
-#include "placement_fgd.h"
+#include "placement/placement.h"
+#include "placement/placement_fgd.h"
 #include "sim_report.h"
 #include "sim_run.h"
 #include "svg_plot.h"

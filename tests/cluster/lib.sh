@@ -264,7 +264,7 @@ start_slurmd_node() {
 lab_uuid() { printf 'GPU-00000000-0000-0000-%04d-%012d' "${1#n}" "$2"; }
 
 # write_inventory FILE "model file index [cpus]" ... : the plugin's simulated
-# inventory (format: src/common/discovery.h, MakeInventoryBackend); cpus:
+# inventory (format: src/devices/discovery.h, MakeInventoryBackend); cpus:
 # the machine CPU ids local to the device.
 write_inventory() {
 	local out=$1 first=1 model file index cpus bus=0 node

@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "job_limits.h"
-#include "job_run_dir.h"
+#include "jobs/job_limits.h"
+#include "jobs/job_run_dir.h"
 
 int main(int argc, char** argv) {
   const std::string verb = argc > 1 ? argv[1] : "";

@@ -1,0 +1,51 @@
+// vgpu.conf: the plugin's own configuration file, read from the directory of
+// slurm.conf. Slurm's syntax: one Key=Value per line, keys case-insensitive,
+// '#' starts a comment. A missing file means all defaults.
+//
+//   SharesPerDevice=100           # shares of one device (1..1024)
+//   ChipCatalogDir=/usr/share/slurm-vgpu/chips.d:/etc/slurm/chips.d
+//   Inventory=/etc/slurm/vgpu-inventory/%n.json   # simulated devices; %n = node name
+//   PlacementPolicy=pool          # how shares are placed (see vgpu-sim(1))
+//   TypePreference=nvidia,ascend  # where untyped requests go first
+//   HardwareSlicing=nvidia-a100-80g,ascend  # models/types vgpu-prolog slices (MIG, vNPU)
+#ifndef VGPU_CONFIG_VGPU_CONFIG_H_
+#define VGPU_CONFIG_VGPU_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace vgpu {
+
+struct VgpuConfig {
+  static constexpr uint32_t kDefaultSharesPerDevice = 100;
+
+  uint32_t shares_per_device = kDefaultSharesPerDevice;
+  std::string chip_catalog_dirs;  // ':'-separated
+  std::string inventory;          // may hold %n; empty = real discovery
+  std::string placement_policy = "pool";  // a name PolicyNames() (placement.h) knows
+  // Device types (as in Gres=vgpu:TYPE:N, lower case) an untyped request
+  // tries in this order before any other type; empty = no preference.
+  std::vector<std::string> type_preference;
+  // Chip models (catalog ids) or device types whose devices vgpu-prolog
+  // cuts a hardware slice (MIG, vNPU) from for each job, where the
+  // catalog lists profiles; lower case; empty ("none") = software only.
+  std::vector<std::string> hardware_slicing;
+  bool SlicesModel(const std::string& model_id, const std::string& type) const;
+
+  // Parses `text`; `source` names the file in messages. Values not set keep
+  // those of `defaults`.
+  static Result<VgpuConfig> Parse(const std::string& text, const std::string& source,
+                                  const VgpuConfig& defaults);
+  // Reads and parses `path`; a file that does not exist gives `defaults`.
+  static Result<VgpuConfig> Load(const std::string& path, const VgpuConfig& defaults);
+
+  // The inventory path for `node_name` (%n replaced), or "".
+  std::string InventoryFor(const std::string& node_name) const;
+};
+
+}  // namespace vgpu
+
+#endif  // VGPU_CONFIG_VGPU_CONFIG_H_

@@ -1,0 +1,20 @@
+// Expansion of gres.conf File= expressions, the same bracket syntax Slurm's
+// hostlist accepts for device files: "/dev/davinci[0-7]",
+// "/dev/nvidia[0-1,3]", "/dev/dri/renderD[128-131]", and comma lists of
+// such items. Zero padding in a range ("[00-03]") is kept.
+#ifndef VGPU_DEVICES_FILE_RANGE_H_
+#define VGPU_DEVICES_FILE_RANGE_H_
+
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace vgpu {
+
+// Files in the order written; an error names the malformed part.
+Result<std::vector<std::string>> ExpandFileRange(const std::string& expression);
+
+}  // namespace vgpu
+
+#endif  // VGPU_DEVICES_FILE_RANGE_H_

@@ -1,0 +1,252 @@
+#include "devices/share_layout.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "devices/file_range.h"
+#include "util/text.h"
+
+namespace vgpu {
+namespace {
+
+bool IsVgpu(const GresRecord& r) { return Lower(r.name) == kGresName; }
+
+std::string Join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+// A File= record of vgpu after validation: its devices, in file order.
+struct DeviceGroup {
+  size_t record;  // index into the merged list
+  std::string type;
+  std::vector<Device> devices;
+  const GresConfLine* line;
+};
+
+class LayoutBuilder {
+ public:
+  LayoutBuilder(const std::vector<GresRecord>& merged, const ShareLayoutInput& in)
+      : merged_(merged), in_(in) {}
+
+  ShareLayout Build() {
+    CollectGroups();
+    CheckTotals();
+    CheckBitLimit();
+    Emit();
+    return std::move(out_);
+  }
+
+ private:
+  std::string Describe(const GresRecord& r, const GresConfLine* line) const {
+    std::string fallback = "Name=" + r.name + (r.type.empty() ? "" : " Type=" + r.type) +
+                           (r.file.empty() ? "" : " File=" + r.file);
+    return in_.locator ? in_.locator->Describe(line, fallback) : "gres.conf record (" + fallback + ")";
+  }
+
+  const GresConfLine* Locate(const GresRecord& r, const std::vector<std::string>& files) const {
+    if (!in_.locator || files.empty()) return nullptr;
+    return in_.locator->FindByFile(in_.node_name, r.name, files.front());
+  }
+
+  const Device* Discovered(const std::string& file) const {
+    for (const Device& d : in_.discovered)
+      if (!d.files.empty() && d.files.front() == file) return &d;
+    return nullptr;
+  }
+
+  // The device for `file` of a record typed `type`: what discovery reported,
+  // else what the catalog says when the type names a model, else a device
+  // known only by its file (scheduling works, the memory quota is unknown).
+  Result<Device> IdentifyDevice(const std::string& file, const std::string& type,
+                                const std::string& where) {
+    if (const Device* d = Discovered(file)) {
+      if (Lower(d->gres_type) != Lower(type) && Lower(d->model_id) != Lower(type))
+        return Result<Device>::Error(
+            where + ": File=" + file + " is a " + d->name + " (Type=" + d->gres_type +
+            "), not Type=" + type + "; fix Type= on that line");
+      Device dev = *d;
+      dev.gres_type = type;
+      return dev;
+    }
+    Device dev;
+    dev.source = "gres.conf";
+    dev.gres_type = type;
+    dev.files = {file};
+    if (const ChipModel* m = in_.catalog->FindById(type)) {
+      dev.model_id = m->id;
+      dev.memory_bytes = m->memory_bytes;
+      dev.compute_units = m->compute_units;
+      dev.visible_devices_env = m->visible_devices_env;
+    } else {
+      for (const ChipModel& m : in_.catalog->models())
+        if (Lower(m.gres_type) == Lower(type)) dev.visible_devices_env = m.visible_devices_env;
+      out_.notes.push_back("gres/vgpu: " + file +
+                           " was not reported by device discovery; its memory quota is "
+                           "unknown (set Inventory= in vgpu.conf, or install the vendor's "
+                           "management library)");
+    }
+    // The vendor ordinal defaults to the number at the end of the file name.
+    size_t digits = file.find_last_not_of("0123456789");
+    if (digits != std::string::npos && digits + 1 < file.size())
+      dev.vendor_index = std::stoi(file.substr(digits + 1));
+    return dev;
+  }
+
+  void CollectGroups() {
+    for (size_t i = 0; i < merged_.size(); ++i) {
+      const GresRecord& r = merged_[i];
+      if (!IsVgpu(r)) continue;
+      slurm_total_[Lower(r.type)] += r.count;
+      type_spelling_.emplace(Lower(r.type), r.type);
+      if (r.file.empty()) continue;  // Slurm's remainder record: dropped
+      auto files = ExpandFileRange(r.file);
+      if (!files.ok()) {
+        Fail(Lower(r.type), Describe(r, nullptr) + ": " + files.message());
+        continue;
+      }
+      const GresConfLine* line = Locate(r, *files);
+      std::string where = Describe(r, line);
+      if (r.type.empty()) {
+        Fail("", "gres/vgpu: " + where + " has no Type=; add Type=<one of: " +
+                     Join(in_.catalog->Types(), ", ") + "> and the same type in slurm.conf's Gres=");
+        continue;
+      }
+      if (!in_.catalog->KnowsType(r.type)) {
+        Fail(Lower(r.type), "gres/vgpu: " + where + ": Type=" + r.type +
+                                " is not in the chip catalog (known types: " +
+                                Join(in_.catalog->Types(), ", ") +
+                                "); fix Type=, or add a chips.d/<model>.json whose gres_type is \"" +
+                                r.type + "\"");
+        continue;
+      }
+      DeviceGroup group{i, r.type, {}, line};
+      bool ok = true;
+      for (const std::string& f : *files) {
+        if (!in_.file_exists(f)) {
+          Fail(Lower(r.type), "gres/vgpu: " + where + ": device file " + f +
+                                  " does not exist; fix File= or load the device driver");
+          ok = false;
+          break;
+        }
+        auto dev = IdentifyDevice(f, r.type, "gres/vgpu: " + where);
+        if (!dev.ok()) {
+          Fail(Lower(r.type), dev.message());
+          ok = false;
+          break;
+        }
+        group.devices.push_back(std::move(*dev));
+      }
+      if (ok) groups_.push_back(std::move(group));
+    }
+  }
+
+  // Every device of a type has S shares, so slurm.conf must say devices x S.
+  void CheckTotals() {
+    std::map<std::string, uint64_t> devices_of_type;
+    std::map<std::string, uint64_t> devices_on_lines;  // as written, for the fix
+    for (const DeviceGroup& g : groups_) {
+      devices_of_type[Lower(g.type)] += g.devices.size();
+      devices_on_lines[Lower(g.type)] += g.line ? g.line->files.size() : g.devices.size();
+    }
+    for (const auto& [type, total] : slurm_total_) {
+      if (failed_types_.count(type)) continue;
+      uint64_t devices = devices_of_type[type];
+      uint64_t want = devices_on_lines[type] * in_.shares_per_device;
+      if (devices * in_.shares_per_device == total && devices_on_lines[type] == devices) continue;
+      const std::string& spelled = type_spelling_[type];
+      std::ostringstream msg;
+      if (devices == 0) {
+        msg << "gres/vgpu: node " << in_.node_name << ": slurm.conf has Gres=vgpu:" << spelled
+            << ":" << total << " but gres.conf names no device for it; add a line like "
+            << "\"NodeName=" << in_.node_name << " Name=vgpu Type=" << spelled
+            << " File=/dev/<device>[0-N]\" (one share bit per share needs the device files)";
+      } else {
+        const GresConfLine* line = nullptr;
+        for (const DeviceGroup& g : groups_)
+          if (!line && Lower(g.type) == type) line = g.line;
+        std::string where = line && in_.locator ? " (" + in_.locator->Describe(line, "") + ")" : "";
+        msg << "gres/vgpu: node " << in_.node_name << ": gres.conf" << where << " lists "
+            << devices_on_lines[type] << " " << spelled << " device(s) = " << want
+            << " shares at SharesPerDevice=" << in_.shares_per_device
+            << ", but slurm.conf says Gres=vgpu:" << spelled << ":" << total
+            << "; set Gres=vgpu:" << spelled << ":" << want << " for NodeName="
+            << in_.node_name;
+      }
+      Fail(type, msg.str());
+    }
+  }
+
+  void CheckBitLimit() {
+    uint64_t devices = 0;
+    for (const DeviceGroup& g : groups_)
+      if (!failed_types_.count(Lower(g.type))) devices += g.devices.size();
+    if (devices * in_.shares_per_device <= kMaxGresBitsPerNode) return;
+    uint32_t fit = static_cast<uint32_t>(kMaxGresBitsPerNode / devices);
+    std::map<std::string, uint64_t> per_type;
+    for (const DeviceGroup& g : groups_) per_type[g.type] += g.devices.size();
+    std::string gres;
+    for (const auto& [type, n] : per_type)
+      gres += (gres.empty() ? "" : ",") + std::string("vgpu:") + type + ":" + std::to_string(n * fit);
+    std::ostringstream msg;
+    msg << "gres/vgpu: node " << in_.node_name << ": " << devices << " devices x "
+        << in_.shares_per_device << " shares = " << devices * in_.shares_per_device
+        << " GRES bits, more than the 1024 Slurm allows per node; set SharesPerDevice=" << fit
+        << " (or less) in vgpu.conf and Gres=" << gres << " in slurm.conf";
+    out_.errors.push_back(msg.str());
+    for (const DeviceGroup& g : groups_) failed_types_.insert(Lower(g.type));
+  }
+
+  void Emit() {
+    std::vector<ShareDevice> table;
+    uint32_t next_bit = 0;
+    for (size_t i = 0; i < merged_.size(); ++i) {
+      const GresRecord& r = merged_[i];
+      if (!IsVgpu(r)) {
+        GresRecord copy = r;
+        copy.origin = i;
+        out_.records.push_back(copy);
+        continue;
+      }
+      auto g = std::find_if(groups_.begin(), groups_.end(),
+                            [i](const DeviceGroup& x) { return x.record == i; });
+      if (g == groups_.end() || failed_types_.count(Lower(g->type))) continue;
+      for (const Device& dev : g->devices) {
+        GresRecord rec = r;
+        rec.file = dev.files.front();
+        if (rec.cpus.empty()) rec.machine_cpus = dev.cpus;
+        rec.count = in_.shares_per_device;
+        rec.origin = i;
+        out_.records.push_back(rec);
+        table.push_back({next_bit, in_.shares_per_device, dev});
+        next_bit += in_.shares_per_device;
+      }
+    }
+    out_.table = DeviceTable(std::move(table), in_.shares_per_device);
+  }
+
+  void Fail(const std::string& type, std::string message) {
+    failed_types_.insert(type);
+    out_.errors.push_back(std::move(message));
+  }
+
+  const std::vector<GresRecord>& merged_;
+  const ShareLayoutInput& in_;
+  ShareLayout out_;
+  std::vector<DeviceGroup> groups_;
+  std::map<std::string, uint64_t> slurm_total_;      // lower-case type -> slurm.conf count
+  std::map<std::string, std::string> type_spelling_;  // lower-case type -> as written
+  std::set<std::string> failed_types_;
+};
+
+}  // namespace
+
+ShareLayout BuildShareLayout(const std::vector<GresRecord>& merged, const ShareLayoutInput& in) {
+  return LayoutBuilder(merged, in).Build();
+}
+
+}  // namespace vgpu

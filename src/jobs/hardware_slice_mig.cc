@@ -1,0 +1,398 @@
+// NVIDIA MIG slices through NVML (libnvidia-ml.so.1, loaded with dlopen).
+//
+// No NVIDIA header is used. The declarations below follow the NVML API
+// reference (nvml.h): nvmlReturn_t is an int-sized enum with NVML_SUCCESS = 0;
+// device, GPU instance and compute instance handles are opaque pointers; the
+// profile and instance info structures are repeated field for field (the
+// v1 layouts that nvmlDeviceGetGpuInstanceProfileInfo,
+// nvmlGpuInstanceGetComputeInstanceProfileInfo and nvmlGpuInstanceGetInfo
+// fill).
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "jobs/hardware_slice.h"
+#include "jobs/hardware_slice_internal.h"
+
+namespace vgpu {
+namespace {
+
+using discovery_internal::Bind;
+using slice_internal::Need;
+
+// --- NVML API (nvml.h) ------------------------------------------------------
+typedef int nvmlReturn_t;  // enum nvmlReturn_enum
+constexpr nvmlReturn_t NVML_SUCCESS = 0;
+constexpr nvmlReturn_t NVML_ERROR_INVALID_ARGUMENT = 2;
+constexpr nvmlReturn_t NVML_ERROR_NOT_SUPPORTED = 3;
+constexpr nvmlReturn_t NVML_ERROR_NO_PERMISSION = 4;
+constexpr nvmlReturn_t NVML_ERROR_NOT_FOUND = 6;
+constexpr nvmlReturn_t NVML_ERROR_IN_USE = 19;
+constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_RESOURCES = 23;
+constexpr unsigned int NVML_DEVICE_MIG_ENABLE = 1;
+constexpr unsigned int NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED = 0;
+constexpr unsigned int kUuidBufferSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+// Profile ids are probed up to these bounds (NVML_*_INSTANCE_PROFILE_COUNT
+// grows with driver releases; unknown ids answer "invalid argument").
+constexpr unsigned int kMaxGpuInstanceProfiles = 32;
+constexpr unsigned int kMaxComputeInstanceProfiles = 16;
+
+typedef struct nvmlDevice_st* nvmlDevice_t;
+typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
+typedef struct nvmlComputeInstance_st* nvmlComputeInstance_t;
+
+struct nvmlGpuInstanceProfileInfo_t {
+  unsigned int id;
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB;
+};
+
+struct nvmlComputeInstanceProfileInfo_t {
+  unsigned int id;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+};
+
+struct nvmlGpuInstancePlacement_t {
+  unsigned int start;
+  unsigned int size;
+};
+
+struct nvmlGpuInstanceInfo_t {
+  nvmlDevice_t device;
+  unsigned int id;
+  unsigned int profileId;
+  nvmlGpuInstancePlacement_t placement;
+};
+
+struct Nvml {
+  nvmlReturn_t (*init)();                                                    // nvmlInit_v2
+  nvmlReturn_t (*shutdown)();                                                // nvmlShutdown
+  const char* (*error_string)(nvmlReturn_t) = nullptr;                       // nvmlErrorString (optional)
+  nvmlReturn_t (*handle_by_uuid)(const char*, nvmlDevice_t*);                // nvmlDeviceGetHandleByUUID
+  nvmlReturn_t (*get_index)(nvmlDevice_t, unsigned int*) = nullptr;          // nvmlDeviceGetIndex (optional)
+  nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned int*, unsigned int*);      // nvmlDeviceGetMigMode
+  nvmlReturn_t (*gi_profile)(nvmlDevice_t, unsigned int, nvmlGpuInstanceProfileInfo_t*);
+  nvmlReturn_t (*create_gi)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t*);
+  nvmlReturn_t (*gi_info)(nvmlGpuInstance_t, nvmlGpuInstanceInfo_t*);
+  nvmlReturn_t (*ci_profile)(nvmlGpuInstance_t, unsigned int, unsigned int, nvmlComputeInstanceProfileInfo_t*);
+  nvmlReturn_t (*create_ci)(nvmlGpuInstance_t, unsigned int, nvmlComputeInstance_t*);
+  nvmlReturn_t (*max_mig)(nvmlDevice_t, unsigned int*);                      // nvmlDeviceGetMaxMigDeviceCount
+  nvmlReturn_t (*mig_by_index)(nvmlDevice_t, unsigned int, nvmlDevice_t*);   // ..GetMigDeviceHandleByIndex
+  nvmlReturn_t (*gi_id)(nvmlDevice_t, unsigned int*);                        // nvmlDeviceGetGpuInstanceId
+  nvmlReturn_t (*ci_id)(nvmlDevice_t, unsigned int*);                        // nvmlDeviceGetComputeInstanceId
+  nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned int);                   // nvmlDeviceGetUUID
+  nvmlReturn_t (*gi_by_id)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t*);  // nvmlDeviceGetGpuInstanceById
+  nvmlReturn_t (*ci_by_id)(nvmlGpuInstance_t, unsigned int, nvmlComputeInstance_t*);
+  nvmlReturn_t (*destroy_ci)(nvmlComputeInstance_t);                         // nvmlComputeInstanceDestroy
+  nvmlReturn_t (*destroy_gi)(nvmlGpuInstance_t);                             // nvmlGpuInstanceDestroy
+};
+// -----------------------------------------------------------------------------
+
+// |a - b|.
+unsigned long long MiBApart(unsigned long long a, unsigned long long b) { return a > b ? a - b : b - a; }
+
+// The slice count of a MIG profile name ("3g.40gb" -> 3), or 0.
+unsigned int SlicesOfName(const std::string& name) {
+  size_t digits = name.find_first_not_of("0123456789");
+  if (digits == 0 || digits == std::string::npos || name[digits] != 'g') return 0;
+  return static_cast<unsigned int>(std::strtoul(name.c_str(), nullptr, 10));
+}
+
+class MigDriver : public SliceDriver {
+ public:
+  MigDriver(std::unique_ptr<DynamicLibrary> lib, std::string library, const Nvml& api)
+      : lib_(std::move(lib)), library_(std::move(library)), api_(api) {}
+  ~MigDriver() override { api_.shutdown(); }  // nvmlInit_v2 succeeded in OpenMigDriver
+  MigDriver(const MigDriver&) = delete;
+  MigDriver& operator=(const MigDriver&) = delete;
+
+  Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile) override;
+  Status Destroy(const HardwareSlice& slice) override;
+
+ private:
+  struct MigDevice {
+    unsigned int ci = 0;
+    std::string uuid;
+  };
+
+  // "nvmlX failed: NVML error 23 (Insufficient Resources)".
+  std::string Failed(const std::string& call, nvmlReturn_t rc) const {
+    std::string text = call + " failed: NVML error " + std::to_string(rc);
+    const char* s = api_.error_string != nullptr ? api_.error_string(rc) : nullptr;
+    if (s != nullptr) text += std::string(" (") + s + ")";
+    return text;
+  }
+  // What nvidia-smi -i takes for this GPU: its index, else its UUID.
+  std::string SmiId(nvmlDevice_t dev, const std::string& uuid) const {
+    unsigned int index = 0;
+    if (api_.get_index != nullptr && api_.get_index(dev, &index) == NVML_SUCCESS) return std::to_string(index);
+    return uuid;
+  }
+  // The MIG device of GPU instance `gi` (and compute instance `ci` if given);
+  // nullopt in the value when there is none.
+  Result<std::optional<MigDevice>> FindMigDevice(nvmlDevice_t dev, unsigned int gi,
+                                                 std::optional<unsigned int> ci) const;
+  // Destroys what a failed Create made; "" or a note on what is left behind.
+  std::string Undo(nvmlGpuInstance_t gi, nvmlComputeInstance_t ci, const std::string& smi) const;
+
+  std::unique_ptr<DynamicLibrary> lib_;  // declared first: closed last
+  std::string library_;
+  Nvml api_;
+};
+
+Result<std::optional<MigDriver::MigDevice>> MigDriver::FindMigDevice(nvmlDevice_t dev, unsigned int gi,
+                                                                     std::optional<unsigned int> ci) const {
+  using R = Result<std::optional<MigDevice>>;
+  unsigned int max = 0;
+  nvmlReturn_t rc = api_.max_mig(dev, &max);
+  if (rc != NVML_SUCCESS) return R::Error(Failed("nvmlDeviceGetMaxMigDeviceCount", rc));
+  for (unsigned int i = 0; i < max; ++i) {
+    nvmlDevice_t mig = nullptr;
+    unsigned int gi_id = 0, ci_id = 0;
+    rc = api_.mig_by_index(dev, i, &mig);
+    if (rc == NVML_ERROR_NOT_FOUND) continue;  // an empty slot
+    if (rc != NVML_SUCCESS)
+      return R::Error(Failed("nvmlDeviceGetMigDeviceHandleByIndex(" + std::to_string(i) + ")", rc));
+    rc = api_.gi_id(mig, &gi_id);
+    if (rc != NVML_SUCCESS) return R::Error(Failed("nvmlDeviceGetGpuInstanceId", rc));
+    if (gi_id != gi) continue;
+    rc = api_.ci_id(mig, &ci_id);
+    if (rc != NVML_SUCCESS) return R::Error(Failed("nvmlDeviceGetComputeInstanceId", rc));
+    if (ci && *ci != ci_id) continue;
+    char buf[kUuidBufferSize] = {};
+    rc = api_.uuid(mig, buf, kUuidBufferSize);
+    if (rc != NVML_SUCCESS) return R::Error(Failed("nvmlDeviceGetUUID(MIG device)", rc));
+    buf[kUuidBufferSize - 1] = '\0';
+    return std::optional<MigDevice>(MigDevice{ci_id, buf});
+  }
+  return std::optional<MigDevice>();
+}
+
+std::string MigDriver::Undo(nvmlGpuInstance_t gi, nvmlComputeInstance_t ci, const std::string& smi) const {
+  const char* call = "nvmlComputeInstanceDestroy";
+  nvmlReturn_t rc = ci != nullptr ? api_.destroy_ci(ci) : NVML_SUCCESS;
+  if (rc == NVML_SUCCESS || rc == NVML_ERROR_NOT_FOUND) {
+    call = "nvmlGpuInstanceDestroy";
+    rc = api_.destroy_gi(gi);
+  }
+  if (rc == NVML_SUCCESS || rc == NVML_ERROR_NOT_FOUND) return "";
+  return "; undoing it failed too (" + Failed(call, rc) + "): nvidia-smi mig -i " + smi +
+         " -lgi lists it, remove it with -dci and -dgi";
+}
+
+Result<HardwareSlice> MigDriver::Create(const std::string& parent, const SliceProfile& profile) {
+  using R = Result<HardwareSlice>;
+  const std::string what = "MIG " + profile.name + " on GPU " + parent + ": ";
+  nvmlDevice_t dev = nullptr;
+  nvmlReturn_t rc = api_.handle_by_uuid(parent.c_str(), &dev);
+  if (rc == NVML_ERROR_NOT_FOUND || rc == NVML_ERROR_INVALID_ARGUMENT)
+    return R::Error(what + "no such GPU on this node (" + Failed("nvmlDeviceGetHandleByUUID", rc) +
+                    "); nvidia-smi -L lists the node's GPUs");
+  if (rc != NVML_SUCCESS) return R::Error(what + Failed("nvmlDeviceGetHandleByUUID", rc));
+  const std::string smi = SmiId(dev, parent);
+
+  unsigned int current = 0, pending = 0;
+  rc = api_.mig_mode(dev, &current, &pending);
+  if (rc == NVML_ERROR_NOT_SUPPORTED)
+    return R::Error(what + "this GPU has no MIG (" + Failed("nvmlDeviceGetMigMode", rc) +
+                    "); remove the MIG profiles from its chips.d model or use A100/H100/H200 nodes");
+  if (rc != NVML_SUCCESS) return R::Error(what + Failed("nvmlDeviceGetMigMode", rc));
+  if (current != NVML_DEVICE_MIG_ENABLE) {
+    std::string text = what + "MIG mode is not enabled on this GPU; enable it with nvidia-smi -i " + smi +
+                       " -mig 1 (as root, with no process on the GPU)";
+    if (pending == NVML_DEVICE_MIG_ENABLE) text += ": it is pending, reset the GPU (nvidia-smi -i " + smi + " -r)";
+    return R::Error(text);
+  }
+
+  // The GPU instance profile: the name's slice count, memory within 15% of
+  // the catalog's (closest wins, then the lowest id: "1g.10gb" is profile 0,
+  // not 1g.10gb+me).
+  const unsigned int slices = SlicesOfName(profile.name);
+  if (slices == 0)
+    return R::Error(what + "not a MIG profile name (<slices>g.<memory>gb); fix the profile in chips.d");
+  const unsigned long long want_mb = profile.memory_bytes >> 20;
+  std::optional<nvmlGpuInstanceProfileInfo_t> best;
+  std::string offered;
+  for (unsigned int id = 0; id < kMaxGpuInstanceProfiles; ++id) {
+    nvmlGpuInstanceProfileInfo_t info = {};
+    rc = api_.gi_profile(dev, id, &info);
+    if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) continue;
+    if (rc != NVML_SUCCESS)
+      return R::Error(what + Failed("nvmlDeviceGetGpuInstanceProfileInfo(" + std::to_string(id) + ")", rc));
+    offered += (offered.empty() ? "" : ", ") + std::to_string(info.sliceCount) + "g/" +
+               std::to_string(info.memorySizeMB) + "MiB";
+    if (info.sliceCount != slices) continue;
+    if (want_mb != 0 && MiBApart(info.memorySizeMB, want_mb) * 100 > want_mb * 15) continue;
+    if (!best || MiBApart(info.memorySizeMB, want_mb) < MiBApart(best->memorySizeMB, want_mb)) best = info;
+  }
+  if (!best)
+    return R::Error(what + "the GPU has no MIG profile of " + std::to_string(slices) + " slices and about " +
+                    std::to_string(want_mb) + " MiB (it offers: " + (offered.empty() ? "none" : offered) +
+                    "); make the chips.d profile match nvidia-smi mig -i " + smi + " -lgip");
+
+  nvmlGpuInstance_t gi = nullptr;
+  rc = api_.create_gi(dev, best->id, &gi);
+  if (rc == NVML_ERROR_INSUFFICIENT_RESOURCES)
+    return R::Error(what + Failed("nvmlDeviceCreateGpuInstance", rc) +
+                    ": the GPU's free MIG slices do not fit this profile; nvidia-smi mig -i " + smi +
+                    " -lgi lists the instances in place (remove leftovers with -dci/-dgi)");
+  if (rc == NVML_ERROR_NO_PERMISSION)
+    return R::Error(what + Failed("nvmlDeviceCreateGpuInstance", rc) + ": MIG instances are made by root");
+  if (rc != NVML_SUCCESS) return R::Error(what + Failed("nvmlDeviceCreateGpuInstance", rc));
+
+  // From here on a failure undoes the GPU instance (and compute instance).
+  nvmlGpuInstanceInfo_t gi_info = {};
+  rc = api_.gi_info(gi, &gi_info);
+  if (rc != NVML_SUCCESS) return R::Error(what + Failed("nvmlGpuInstanceGetInfo", rc) + Undo(gi, nullptr, smi));
+  const std::string gi_text = " (GPU instance " + std::to_string(gi_info.id) + ")";
+
+  std::optional<nvmlComputeInstanceProfileInfo_t> whole;  // the compute profile spanning the GPU instance
+  for (unsigned int id = 0; id < kMaxComputeInstanceProfiles && !whole; ++id) {
+    nvmlComputeInstanceProfileInfo_t info = {};
+    rc = api_.ci_profile(gi, id, NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &info);
+    if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) continue;
+    if (rc != NVML_SUCCESS)
+      return R::Error(what + Failed("nvmlGpuInstanceGetComputeInstanceProfileInfo", rc) + gi_text +
+                      Undo(gi, nullptr, smi));
+    if (info.sliceCount == best->sliceCount) whole = info;
+  }
+  if (!whole)
+    return R::Error(what + "no compute instance profile spans the GPU instance's " +
+                    std::to_string(best->sliceCount) + " slices" + gi_text + Undo(gi, nullptr, smi));
+
+  nvmlComputeInstance_t ci = nullptr;
+  rc = api_.create_ci(gi, whole->id, &ci);
+  if (rc != NVML_SUCCESS)
+    return R::Error(what + Failed("nvmlGpuInstanceCreateComputeInstance", rc) + gi_text +
+                    Undo(gi, nullptr, smi));
+
+  auto mig = FindMigDevice(dev, gi_info.id, std::nullopt);
+  if (!mig.ok()) return R::Error(what + mig.message() + gi_text + Undo(gi, ci, smi));
+  if (!*mig)
+    return R::Error(what + "NVML lists no MIG device for the new instance" + gi_text + Undo(gi, ci, smi));
+
+  HardwareSlice s;
+  s.vendor = "nvidia";
+  s.parent = parent;
+  s.profile = profile.name;
+  s.device = (*mig)->uuid;
+  s.instance = gi_info.id;
+  s.sub_instance = (*mig)->ci;
+  s.memory_bytes = best->memorySizeMB << 20;
+  return s;
+}
+
+Status MigDriver::Destroy(const HardwareSlice& slice) {
+  if (slice.vendor != "nvidia") return Status::Error("the MIG driver cannot destroy a \"" + slice.vendor + "\" slice");
+  const std::string gi_id = std::to_string(slice.instance), ci_id = std::to_string(slice.sub_instance);
+  const std::string what = "destroying MIG " + slice.profile + " (GPU instance " + gi_id + ", compute instance " +
+                           ci_id + ") on GPU " + slice.parent + ": ";
+  nvmlDevice_t dev = nullptr;
+  nvmlReturn_t rc = api_.handle_by_uuid(slice.parent.c_str(), &dev);
+  if (rc == NVML_ERROR_NOT_FOUND) return Status::Ok();  // the GPU is gone, and its instances with it
+  if (rc != NVML_SUCCESS) return Status::Error(what + Failed("nvmlDeviceGetHandleByUUID", rc));
+  const std::string smi = SmiId(dev, slice.parent);
+  const std::string by_hand = "; remove it by hand: nvidia-smi mig -i " + smi + " -gi " + gi_id + " -ci " + ci_id +
+                              " -dci, then nvidia-smi mig -i " + smi + " -gi " + gi_id + " -dgi";
+
+  unsigned int current = 0, pending = 0;
+  rc = api_.mig_mode(dev, &current, &pending);
+  if (rc == NVML_ERROR_NOT_SUPPORTED || (rc == NVML_SUCCESS && current != NVML_DEVICE_MIG_ENABLE))
+    return Status::Ok();  // no MIG now: no instance can exist
+  if (rc != NVML_SUCCESS) return Status::Error(what + Failed("nvmlDeviceGetMigMode", rc));
+
+  // Ids are reused: destroy only while the MIG device there is still ours.
+  if (!slice.device.empty()) {
+    auto mig = FindMigDevice(dev, slice.instance, slice.sub_instance);
+    if (!mig.ok()) return Status::Error(what + mig.message() + by_hand);
+    if (*mig && (*mig)->uuid != slice.device) return Status::Ok();
+  }
+
+  nvmlGpuInstance_t gi = nullptr;
+  rc = api_.gi_by_id(dev, slice.instance, &gi);
+  if (rc == NVML_ERROR_NOT_FOUND) return Status::Ok();
+  if (rc != NVML_SUCCESS) return Status::Error(what + Failed("nvmlDeviceGetGpuInstanceById", rc) + by_hand);
+  nvmlComputeInstance_t ci = nullptr;
+  rc = api_.ci_by_id(gi, slice.sub_instance, &ci);
+  if (rc == NVML_SUCCESS) {
+    rc = api_.destroy_ci(ci);
+    if (rc == NVML_ERROR_IN_USE)
+      return Status::Error(what + Failed("nvmlComputeInstanceDestroy", rc) +
+                           ": processes still run on it; nvidia-smi -i " + smi + " lists them, stop them and retry");
+    if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_FOUND)
+      return Status::Error(what + Failed("nvmlComputeInstanceDestroy", rc) + by_hand);
+  } else if (rc != NVML_ERROR_NOT_FOUND) {
+    return Status::Error(what + Failed("nvmlGpuInstanceGetComputeInstanceById", rc) + by_hand);
+  }
+  rc = api_.destroy_gi(gi);
+  if (rc == NVML_SUCCESS || rc == NVML_ERROR_NOT_FOUND) return Status::Ok();
+  if (rc == NVML_ERROR_IN_USE)
+    return Status::Error(what + Failed("nvmlGpuInstanceDestroy", rc) +
+                         ": the GPU instance holds other compute instances or processes; nvidia-smi mig -i " + smi +
+                         " -lci lists them");
+  return Status::Error(what + Failed("nvmlGpuInstanceDestroy", rc) + by_hand);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SliceDriver>> OpenMigDriver(const std::string& library) {
+  using R = Result<std::unique_ptr<SliceDriver>>;
+  const std::string name = library.empty() ? "libnvidia-ml.so.1" : library;
+  const std::string fix = "MIG slices need the NVML library of an NVIDIA driver with MIG (R450 or newer) on this node";
+  auto lib = slice_internal::OpenLibrary(name, fix);
+  if (!lib.ok()) return lib.status();
+  const DynamicLibrary& l = **lib;
+  Nvml api;
+  const Need needs[] = {
+      {"nvmlInit_v2", Bind(l, "nvmlInit_v2", &api.init)},
+      {"nvmlShutdown", Bind(l, "nvmlShutdown", &api.shutdown)},
+      {"nvmlDeviceGetHandleByUUID", Bind(l, "nvmlDeviceGetHandleByUUID", &api.handle_by_uuid)},
+      {"nvmlDeviceGetMigMode", Bind(l, "nvmlDeviceGetMigMode", &api.mig_mode)},
+      {"nvmlDeviceGetGpuInstanceProfileInfo", Bind(l, "nvmlDeviceGetGpuInstanceProfileInfo", &api.gi_profile)},
+      {"nvmlDeviceCreateGpuInstance", Bind(l, "nvmlDeviceCreateGpuInstance", &api.create_gi)},
+      {"nvmlGpuInstanceGetInfo", Bind(l, "nvmlGpuInstanceGetInfo", &api.gi_info)},
+      {"nvmlGpuInstanceGetComputeInstanceProfileInfo",
+       Bind(l, "nvmlGpuInstanceGetComputeInstanceProfileInfo", &api.ci_profile)},
+      {"nvmlGpuInstanceCreateComputeInstance", Bind(l, "nvmlGpuInstanceCreateComputeInstance", &api.create_ci)},
+      {"nvmlDeviceGetMaxMigDeviceCount", Bind(l, "nvmlDeviceGetMaxMigDeviceCount", &api.max_mig)},
+      {"nvmlDeviceGetMigDeviceHandleByIndex", Bind(l, "nvmlDeviceGetMigDeviceHandleByIndex", &api.mig_by_index)},
+      {"nvmlDeviceGetGpuInstanceId", Bind(l, "nvmlDeviceGetGpuInstanceId", &api.gi_id)},
+      {"nvmlDeviceGetComputeInstanceId", Bind(l, "nvmlDeviceGetComputeInstanceId", &api.ci_id)},
+      {"nvmlDeviceGetUUID", Bind(l, "nvmlDeviceGetUUID", &api.uuid)},
+      {"nvmlDeviceGetGpuInstanceById", Bind(l, "nvmlDeviceGetGpuInstanceById", &api.gi_by_id)},
+      {"nvmlGpuInstanceGetComputeInstanceById", Bind(l, "nvmlGpuInstanceGetComputeInstanceById", &api.ci_by_id)},
+      {"nvmlComputeInstanceDestroy", Bind(l, "nvmlComputeInstanceDestroy", &api.destroy_ci)},
+      {"nvmlGpuInstanceDestroy", Bind(l, "nvmlGpuInstanceDestroy", &api.destroy_gi)},
+  };
+  Status bound = slice_internal::CheckBound(name, needs, fix);
+  if (!bound.ok()) return bound;
+  Bind(l, "nvmlErrorString", &api.error_string);
+  Bind(l, "nvmlDeviceGetIndex", &api.get_index);
+
+  const nvmlReturn_t rc = api.init();
+  if (rc != NVML_SUCCESS) {
+    std::string text = name + ": nvmlInit_v2 failed: NVML error " + std::to_string(rc);
+    const char* s = api.error_string != nullptr ? api.error_string(rc) : nullptr;
+    if (s != nullptr) text += std::string(" (") + s + ")";
+    return R::Error(text + "; check that the NVIDIA driver is loaded (nvidia-smi) and that this runs as root");
+  }
+  return std::unique_ptr<SliceDriver>(new MigDriver(std::move(*lib), name, api));
+}
+
+}  // namespace vgpu
