@@ -5,6 +5,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <memory>
 #include <utility>
 
 #include "devices/discovery_internal.h"
@@ -37,10 +38,6 @@ std::string LibraryMissingNote(const std::string& library, const std::string& ve
   std::string note = library + " not found: no " + vendor + " devices discovered";
   if (!detail.empty()) note += " (" + detail + ")";
   return note;
-}
-
-std::string MissingSymbolError(const std::string& library, const char* symbol) {
-  return library + " does not export " + symbol + ": unsupported library version";
 }
 
 }  // namespace discovery_internal
@@ -120,6 +117,52 @@ std::vector<Device> Resolve(const std::string& source, const std::vector<RawDevi
     out.push_back(std::move(d));
   }
   return out;
+}
+
+namespace {
+
+// A backend over one vendor management library: a library that is not
+// installed is a note and no devices, not an error.
+class VendorBackend : public DiscoveryBackend {
+ public:
+  using ListFn = Result<std::vector<RawDevice>> (*)(VendorLibrary& library);
+
+  // `vendor` names the devices in the note: "NVIDIA".
+  VendorBackend(DiscoveryEnv& env, std::string library, const char* name, const char* vendor, ListFn list)
+      : env_(env), library_(std::move(library)), name_(name), vendor_(vendor), list_(list) {}
+
+  std::string name() const override { return name_; }
+
+  Result<std::vector<RawDevice>> Enumerate(std::string* note) override {
+    Result<VendorLibrary> library = VendorLibrary::Open(env_, library_);
+    if (!library.ok()) {
+      if (note != nullptr) *note = discovery_internal::LibraryMissingNote(library_, vendor_, library.message());
+      return std::vector<RawDevice>{};
+    }
+    return list_(*library);
+  }
+
+ private:
+  DiscoveryEnv& env_;
+  std::string library_;
+  const char* name_;
+  const char* vendor_;
+  ListFn list_;
+};
+
+}  // namespace
+
+std::unique_ptr<DiscoveryBackend> MakeNvmlBackend(DiscoveryEnv& env, std::string library) {
+  return std::make_unique<VendorBackend>(env, std::move(library), "nvml", "NVIDIA", &discovery_internal::ListNvmlDevices);
+}
+
+std::unique_ptr<DiscoveryBackend> MakeDcmiBackend(DiscoveryEnv& env, std::string library) {
+  return std::make_unique<VendorBackend>(env, std::move(library), "dcmi", "Ascend", &discovery_internal::ListDcmiDevices);
+}
+
+std::unique_ptr<DiscoveryBackend> MakeRocmSmiBackend(DiscoveryEnv& env, std::string library) {
+  return std::make_unique<VendorBackend>(env, std::move(library), "rocm-smi", "DCU/ROCm",
+                                         &discovery_internal::ListRocmSmiDevices);
 }
 
 DiscoveryReport DiscoverDevices(const ChipCatalog& catalog, DiscoveryEnv& env,

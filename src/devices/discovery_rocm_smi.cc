@@ -15,11 +15,10 @@
 
 #include "devices/discovery.h"
 #include "devices/discovery_internal.h"
+#include "devices/vendor_library.h"
 
 namespace vgpu {
 namespace {
-
-using discovery_internal::Bind;
 
 // --- ROCm SMI API (rocm_smi.h) ---------------------------------------------
 typedef int rsmi_status_t;
@@ -27,133 +26,84 @@ constexpr rsmi_status_t RSMI_STATUS_SUCCESS = 0;
 constexpr rsmi_status_t RSMI_STATUS_NOT_SUPPORTED = 2;
 constexpr int RSMI_MEM_TYPE_VRAM = 0;  // rsmi_memory_type_t
 
-using InitFn = rsmi_status_t (*)(uint64_t init_flags);                      // rsmi_init
-using ShutDownFn = rsmi_status_t (*)();                                     // rsmi_shut_down
-using StatusStringFn = rsmi_status_t (*)(rsmi_status_t, const char**);      // rsmi_status_string
-using NumDevicesFn = rsmi_status_t (*)(uint32_t* num_devices);              // rsmi_num_monitor_devices
-using NameFn = rsmi_status_t (*)(uint32_t dv_ind, char* name, size_t len);  // rsmi_dev_name_get
-using MemTotalFn = rsmi_status_t (*)(uint32_t, int mem_type, uint64_t*);    // rsmi_dev_memory_total_get
-using PciIdFn = rsmi_status_t (*)(uint32_t, uint64_t* bdfid);               // rsmi_dev_pci_id_get
-using RenderMinorFn = rsmi_status_t (*)(uint32_t, uint32_t* minor);         // rsmi_dev_drm_render_minor_get
-using UniqueIdFn = rsmi_status_t (*)(uint32_t, uint64_t* id);               // rsmi_dev_unique_id_get
+struct RocmSmi {
+  explicit RocmSmi(VendorLibrary& library) : lib(library) {}
+
+  VendorLibrary& lib;  // what the entries are bound from; outlives this
+  Entry<rsmi_status_t (*)(uint64_t init_flags)> init{lib, "rsmi_init"};
+  Entry<rsmi_status_t (*)()> shut_down{lib, "rsmi_shut_down"};
+  Entry<rsmi_status_t (*)(uint32_t* num_devices)> num_devices{lib, "rsmi_num_monitor_devices"};
+  Entry<rsmi_status_t (*)(uint32_t dv_ind, char* name, size_t len)> dev_name{lib, "rsmi_dev_name_get"};
+  Entry<rsmi_status_t (*)(uint32_t, int mem_type, uint64_t*)> mem_total{lib, "rsmi_dev_memory_total_get"};
+  Entry<rsmi_status_t (*)(uint32_t, uint64_t* bdfid)> pci_id{lib, "rsmi_dev_pci_id_get"};
+  Entry<rsmi_status_t (*)(uint32_t, uint32_t* minor)> render_minor{lib, "rsmi_dev_drm_render_minor_get"};
+  Entry<rsmi_status_t (*)(uint32_t, uint64_t* id)> unique_id{lib, "rsmi_dev_unique_id_get"};
+  Entry<rsmi_status_t (*)(rsmi_status_t, const char**)> status_string{lib, "rsmi_status_string", kOptional};
+
+  // What ListNumberedDevices calls.
+  Status Start() const { return Check(init(0), "rsmi_init(0)"); }
+  void Stop() const { shut_down(); }
+  Status Count(uint32_t* count) const { return Check(num_devices(count), "rsmi_num_monitor_devices()"); }
+  Result<RawDevice> Describe(uint32_t index) const;
+
+  // OK when `rc` is success, else the failure of `call`
+  // ("... failed: RSMI status 6 (RSMI_STATUS_INTERNAL_EXCEPTION)"). With
+  // `optional`, "not supported" is OK too: it leaves an optional fact unknown.
+  Status Check(rsmi_status_t rc, const std::string& call, bool optional = false) const {
+    if (rc == RSMI_STATUS_SUCCESS || (optional && rc == RSMI_STATUS_NOT_SUPPORTED)) return Status::Ok();
+    const char* text = nullptr;
+    if (status_string != nullptr && status_string(rc, &text) != RSMI_STATUS_SUCCESS) text = nullptr;
+    return Status::Error(CallFailed(call, "RSMI status", rc, text));
+  }
+};
 // -----------------------------------------------------------------------------
 
-class RocmSmiBackend : public DiscoveryBackend {
- public:
-  RocmSmiBackend(DiscoveryEnv& env, std::string library) : env_(env), library_(std::move(library)) {}
+Result<RawDevice> RocmSmi::Describe(uint32_t index) const {
+  const std::string at = "(" + std::to_string(index) + ")";
+  RawDevice r;
+  r.vendor_index = static_cast<int>(index);
 
-  std::string name() const override { return "rocm-smi"; }
+  char buf[256] = {};
+  if (Status s = Check(dev_name(index, buf, sizeof(buf)), "rsmi_dev_name_get" + at); !s.ok()) return s;
+  buf[sizeof(buf) - 1] = '\0';
+  r.name = buf;
 
-  Result<std::vector<RawDevice>> Enumerate(std::string* note) override {
-    auto lib = env_.OpenLibrary(library_);
-    if (!lib.ok()) {
-      if (note != nullptr) *note = discovery_internal::LibraryMissingNote(library_, "DCU/ROCm", lib.message());
-      return std::vector<RawDevice>{};
-    }
-    const DynamicLibrary& l = **lib;
-    InitFn init;
-    ShutDownFn shut_down;
-    NumDevicesFn num_devices;
-    NameFn dev_name;
-    MemTotalFn mem_total;
-    PciIdFn pci_id;
-    RenderMinorFn render_minor;
-    UniqueIdFn unique_id;
-    struct Need { const char* symbol; bool ok; } needs[] = {
-        {"rsmi_init", Bind(l, "rsmi_init", &init)},
-        {"rsmi_shut_down", Bind(l, "rsmi_shut_down", &shut_down)},
-        {"rsmi_num_monitor_devices", Bind(l, "rsmi_num_monitor_devices", &num_devices)},
-        {"rsmi_dev_name_get", Bind(l, "rsmi_dev_name_get", &dev_name)},
-        {"rsmi_dev_memory_total_get", Bind(l, "rsmi_dev_memory_total_get", &mem_total)},
-        {"rsmi_dev_pci_id_get", Bind(l, "rsmi_dev_pci_id_get", &pci_id)},
-        {"rsmi_dev_drm_render_minor_get", Bind(l, "rsmi_dev_drm_render_minor_get", &render_minor)},
-        {"rsmi_dev_unique_id_get", Bind(l, "rsmi_dev_unique_id_get", &unique_id)},
-    };
-    for (const Need& n : needs) {
-      if (!n.ok) return Result<std::vector<RawDevice>>::Error(discovery_internal::MissingSymbolError(library_, n.symbol));
-    }
-    StatusStringFn status_string = nullptr;
-    Bind(l, "rsmi_status_string", &status_string);  // optional: nicer messages
-    auto Fail = [status_string](const std::string& call, rsmi_status_t rc) {
-      std::string text = call + " failed: RSMI status " + std::to_string(rc);
-      const char* s = nullptr;
-      if (status_string != nullptr && status_string(rc, &s) == RSMI_STATUS_SUCCESS && s != nullptr) {
-        text += std::string(" (") + s + ")";
-      }
-      return Result<std::vector<RawDevice>>::Error(text);
-    };
+  uint32_t minor = 0;
+  if (Status s = Check(render_minor(index, &minor), "rsmi_dev_drm_render_minor_get" + at); !s.ok()) return s;
+  r.device_number = static_cast<int>(minor);
 
-    rsmi_status_t rc = init(0);
-    if (rc != RSMI_STATUS_SUCCESS) return Fail("rsmi_init(0)", rc);
-    struct Guard {
-      ShutDownFn fn;
-      ~Guard() { fn(); }
-    } guard{shut_down};
+  // Optional facts: "not supported" leaves them unknown.
+  uint64_t total = 0;
+  rsmi_status_t rc = mem_total(index, RSMI_MEM_TYPE_VRAM, &total);
+  if (Status s = Check(rc, "rsmi_dev_memory_total_get" + at, true); !s.ok()) return s;
+  if (rc == RSMI_STATUS_SUCCESS) r.memory_bytes = total;
 
-    uint32_t count = 0;
-    rc = num_devices(&count);
-    if (rc != RSMI_STATUS_SUCCESS) return Fail("rsmi_num_monitor_devices()", rc);
-    std::vector<RawDevice> out;
-    for (uint32_t i = 0; i < count; ++i) {
-      std::string at = "(" + std::to_string(i) + ")";
-      RawDevice r;
-      r.vendor_index = static_cast<int>(i);
-
-      char buf[256] = {};
-      rc = dev_name(i, buf, sizeof(buf));
-      if (rc != RSMI_STATUS_SUCCESS) return Fail("rsmi_dev_name_get" + at, rc);
-      buf[sizeof(buf) - 1] = '\0';
-      r.name = buf;
-
-      uint32_t minor = 0;
-      rc = render_minor(i, &minor);
-      if (rc != RSMI_STATUS_SUCCESS) return Fail("rsmi_dev_drm_render_minor_get" + at, rc);
-      r.device_number = static_cast<int>(minor);
-
-      // Optional facts: "not supported" leaves them unknown; other failures are errors.
-      uint64_t total = 0;
-      rc = mem_total(i, RSMI_MEM_TYPE_VRAM, &total);
-      if (rc == RSMI_STATUS_SUCCESS) {
-        r.memory_bytes = total;
-      } else if (rc != RSMI_STATUS_NOT_SUPPORTED) {
-        return Fail("rsmi_dev_memory_total_get" + at, rc);
-      }
-
-      uint64_t bdf = 0;
-      rc = pci_id(i, &bdf);
-      if (rc == RSMI_STATUS_SUCCESS) {
-        // BDFID = domain << 32 | (partition << 28) | bus << 8 | device << 3 | function
-        r.pci_bus_id = discovery_internal::FormatPciBusId(static_cast<uint32_t>(bdf >> 32),
-                                                          static_cast<uint32_t>((bdf >> 8) & 0xff),
-                                                          static_cast<uint32_t>((bdf >> 3) & 0x1f),
-                                                          static_cast<uint32_t>(bdf & 0x7));
-      } else if (rc != RSMI_STATUS_NOT_SUPPORTED) {
-        return Fail("rsmi_dev_pci_id_get" + at, rc);
-      }
-
-      uint64_t id = 0;
-      rc = unique_id(i, &id);
-      if (rc == RSMI_STATUS_SUCCESS) {
-        char hex[32];
-        std::snprintf(hex, sizeof(hex), "0x%016" PRIx64, id);
-        r.uuid = hex;
-      } else if (rc != RSMI_STATUS_NOT_SUPPORTED) {
-        return Fail("rsmi_dev_unique_id_get" + at, rc);
-      }
-      out.push_back(std::move(r));
-    }
-    return out;
+  uint64_t bdf = 0;
+  rc = pci_id(index, &bdf);
+  if (Status s = Check(rc, "rsmi_dev_pci_id_get" + at, true); !s.ok()) return s;
+  if (rc == RSMI_STATUS_SUCCESS) {
+    // BDFID = domain << 32 | (partition << 28) | bus << 8 | device << 3 | function
+    r.pci_bus_id = discovery_internal::FormatPciBusId(static_cast<uint32_t>(bdf >> 32),
+                                                      static_cast<uint32_t>((bdf >> 8) & 0xff),
+                                                      static_cast<uint32_t>((bdf >> 3) & 0x1f),
+                                                      static_cast<uint32_t>(bdf & 0x7));
   }
 
- private:
-  DiscoveryEnv& env_;
-  std::string library_;
-};
+  uint64_t id = 0;
+  rc = unique_id(index, &id);
+  if (Status s = Check(rc, "rsmi_dev_unique_id_get" + at, true); !s.ok()) return s;
+  if (rc == RSMI_STATUS_SUCCESS) {
+    char hex[32];
+    std::snprintf(hex, sizeof(hex), "0x%016" PRIx64, id);
+    r.uuid = hex;
+  }
+  return r;
+}
 
 }  // namespace
 
-std::unique_ptr<DiscoveryBackend> MakeRocmSmiBackend(DiscoveryEnv& env, std::string library) {
-  return std::unique_ptr<DiscoveryBackend>(new RocmSmiBackend(env, std::move(library)));
+Result<std::vector<RawDevice>> discovery_internal::ListRocmSmiDevices(VendorLibrary& library) {
+  return ListNumberedDevices<RocmSmi>(library);
 }
 
 }  // namespace vgpu

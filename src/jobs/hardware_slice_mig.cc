@@ -1,10 +1,9 @@
 // NVIDIA MIG slices through NVML (libnvidia-ml.so.1, loaded with dlopen).
 //
-// No NVIDIA header is used. The declarations below follow the NVML API
-// reference (nvml.h): nvmlReturn_t is an int-sized enum with NVML_SUCCESS = 0;
-// device, GPU instance and compute instance handles are opaque pointers; the
-// profile and instance info structures are repeated field for field (the
-// v1 layouts that nvmlDeviceGetGpuInstanceProfileInfo,
+// No NVIDIA header is used (see devices/nvml_api.h). GPU instance and
+// compute instance handles are opaque pointers; the profile and instance
+// info structures are repeated field for field from the NVML API reference
+// (the v1 layouts that nvmlDeviceGetGpuInstanceProfileInfo,
 // nvmlGpuInstanceGetComputeInstanceProfileInfo and nvmlGpuInstanceGetInfo
 // fill).
 #include <cstdlib>
@@ -12,33 +11,23 @@
 #include <string>
 #include <utility>
 
+#include "devices/nvml_api.h"
 #include "jobs/hardware_slice.h"
 #include "jobs/hardware_slice_internal.h"
 
 namespace vgpu {
 namespace {
 
-using discovery_internal::Bind;
-using slice_internal::Need;
+using namespace nvml_api;  // NOLINT: NVML's own names, as nvml.h spells them
 
 // --- NVML API (nvml.h) ------------------------------------------------------
-typedef int nvmlReturn_t;  // enum nvmlReturn_enum
-constexpr nvmlReturn_t NVML_SUCCESS = 0;
-constexpr nvmlReturn_t NVML_ERROR_INVALID_ARGUMENT = 2;
-constexpr nvmlReturn_t NVML_ERROR_NOT_SUPPORTED = 3;
-constexpr nvmlReturn_t NVML_ERROR_NO_PERMISSION = 4;
-constexpr nvmlReturn_t NVML_ERROR_NOT_FOUND = 6;
-constexpr nvmlReturn_t NVML_ERROR_IN_USE = 19;
-constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_RESOURCES = 23;
 constexpr unsigned int NVML_DEVICE_MIG_ENABLE = 1;
 constexpr unsigned int NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED = 0;
-constexpr unsigned int kUuidBufferSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 // Profile ids are probed up to these bounds (NVML_*_INSTANCE_PROFILE_COUNT
 // grows with driver releases; unknown ids answer "invalid argument").
 constexpr unsigned int kMaxGpuInstanceProfiles = 32;
 constexpr unsigned int kMaxComputeInstanceProfiles = 16;
 
-typedef struct nvmlDevice_st* nvmlDevice_t;
 typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
 typedef struct nvmlComputeInstance_st* nvmlComputeInstance_t;
 
@@ -80,27 +69,31 @@ struct nvmlGpuInstanceInfo_t {
   nvmlGpuInstancePlacement_t placement;
 };
 
-struct Nvml {
-  nvmlReturn_t (*init)();                                                    // nvmlInit_v2
-  nvmlReturn_t (*shutdown)();                                                // nvmlShutdown
-  const char* (*error_string)(nvmlReturn_t) = nullptr;                       // nvmlErrorString (optional)
-  nvmlReturn_t (*handle_by_uuid)(const char*, nvmlDevice_t*);                // nvmlDeviceGetHandleByUUID
-  nvmlReturn_t (*get_index)(nvmlDevice_t, unsigned int*) = nullptr;          // nvmlDeviceGetIndex (optional)
-  nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned int*, unsigned int*);      // nvmlDeviceGetMigMode
-  nvmlReturn_t (*gi_profile)(nvmlDevice_t, unsigned int, nvmlGpuInstanceProfileInfo_t*);
-  nvmlReturn_t (*create_gi)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t*);
-  nvmlReturn_t (*gi_info)(nvmlGpuInstance_t, nvmlGpuInstanceInfo_t*);
-  nvmlReturn_t (*ci_profile)(nvmlGpuInstance_t, unsigned int, unsigned int, nvmlComputeInstanceProfileInfo_t*);
-  nvmlReturn_t (*create_ci)(nvmlGpuInstance_t, unsigned int, nvmlComputeInstance_t*);
-  nvmlReturn_t (*max_mig)(nvmlDevice_t, unsigned int*);                      // nvmlDeviceGetMaxMigDeviceCount
-  nvmlReturn_t (*mig_by_index)(nvmlDevice_t, unsigned int, nvmlDevice_t*);   // ..GetMigDeviceHandleByIndex
-  nvmlReturn_t (*gi_id)(nvmlDevice_t, unsigned int*);                        // nvmlDeviceGetGpuInstanceId
-  nvmlReturn_t (*ci_id)(nvmlDevice_t, unsigned int*);                        // nvmlDeviceGetComputeInstanceId
-  nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned int);                   // nvmlDeviceGetUUID
-  nvmlReturn_t (*gi_by_id)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t*);  // nvmlDeviceGetGpuInstanceById
-  nvmlReturn_t (*ci_by_id)(nvmlGpuInstance_t, unsigned int, nvmlComputeInstance_t*);
-  nvmlReturn_t (*destroy_ci)(nvmlComputeInstance_t);                         // nvmlComputeInstanceDestroy
-  nvmlReturn_t (*destroy_gi)(nvmlGpuInstance_t);                             // nvmlGpuInstanceDestroy
+struct Nvml : NvmlSession {
+  using NvmlSession::NvmlSession;
+  Entry<nvmlReturn_t (*)(const char*, nvmlDevice_t*)> handle_by_uuid{lib, "nvmlDeviceGetHandleByUUID"};
+  Entry<nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*)> mig_mode{lib, "nvmlDeviceGetMigMode"};
+  Entry<nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpuInstanceProfileInfo_t*)> gi_profile{
+      lib, "nvmlDeviceGetGpuInstanceProfileInfo"};
+  Entry<nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t*)> create_gi{lib, "nvmlDeviceCreateGpuInstance"};
+  Entry<nvmlReturn_t (*)(nvmlGpuInstance_t, nvmlGpuInstanceInfo_t*)> gi_info{lib, "nvmlGpuInstanceGetInfo"};
+  Entry<nvmlReturn_t (*)(nvmlGpuInstance_t, unsigned int, unsigned int, nvmlComputeInstanceProfileInfo_t*)> ci_profile{
+      lib, "nvmlGpuInstanceGetComputeInstanceProfileInfo"};
+  Entry<nvmlReturn_t (*)(nvmlGpuInstance_t, unsigned int, nvmlComputeInstance_t*)> create_ci{
+      lib, "nvmlGpuInstanceCreateComputeInstance"};
+  Entry<nvmlReturn_t (*)(nvmlDevice_t, unsigned int*)> max_mig{lib, "nvmlDeviceGetMaxMigDeviceCount"};
+  Entry<nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlDevice_t*)> mig_by_index{
+      lib, "nvmlDeviceGetMigDeviceHandleByIndex"};
+  Entry<nvmlReturn_t (*)(nvmlDevice_t, unsigned int*)> gi_id{lib, "nvmlDeviceGetGpuInstanceId"};
+  Entry<nvmlReturn_t (*)(nvmlDevice_t, unsigned int*)> ci_id{lib, "nvmlDeviceGetComputeInstanceId"};
+  Entry<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int)> uuid{lib, "nvmlDeviceGetUUID"};
+  Entry<nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t*)> gi_by_id{lib, "nvmlDeviceGetGpuInstanceById"};
+  Entry<nvmlReturn_t (*)(nvmlGpuInstance_t, unsigned int, nvmlComputeInstance_t*)> ci_by_id{
+      lib, "nvmlGpuInstanceGetComputeInstanceById"};
+  Entry<nvmlReturn_t (*)(nvmlComputeInstance_t)> destroy_ci{lib, "nvmlComputeInstanceDestroy"};
+  Entry<nvmlReturn_t (*)(nvmlGpuInstance_t)> destroy_gi{lib, "nvmlGpuInstanceDestroy"};
+  // Optional: nvidia-smi -i then takes the GPU's UUID instead of its index.
+  Entry<nvmlReturn_t (*)(nvmlDevice_t, unsigned int*)> get_index{lib, "nvmlDeviceGetIndex", kOptional};
 };
 // -----------------------------------------------------------------------------
 
@@ -114,14 +107,14 @@ unsigned int SlicesOfName(const std::string& name) {
   return static_cast<unsigned int>(std::strtoul(name.c_str(), nullptr, 10));
 }
 
-class MigDriver : public SliceDriver {
+class MigDriver : public slice_internal::VendorSliceDriver<Nvml> {
  public:
-  MigDriver(std::unique_ptr<DynamicLibrary> lib, std::string library, const Nvml& api)
-      : lib_(std::move(lib)), library_(std::move(library)), api_(api) {}
-  ~MigDriver() override { api_.shutdown(); }  // nvmlInit_v2 succeeded in OpenMigDriver
-  MigDriver(const MigDriver&) = delete;
-  MigDriver& operator=(const MigDriver&) = delete;
+  using VendorSliceDriver::VendorSliceDriver;
+  ~MigDriver() override {
+    if (started_) api_.shutdown();
+  }
 
+  Status Start() override;
   Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile) override;
   Status Destroy(const HardwareSlice& slice) override;
 
@@ -132,12 +125,7 @@ class MigDriver : public SliceDriver {
   };
 
   // "nvmlX failed: NVML error 23 (Insufficient Resources)".
-  std::string Failed(const std::string& call, nvmlReturn_t rc) const {
-    std::string text = call + " failed: NVML error " + std::to_string(rc);
-    const char* s = api_.error_string != nullptr ? api_.error_string(rc) : nullptr;
-    if (s != nullptr) text += std::string(" (") + s + ")";
-    return text;
-  }
+  std::string Failed(const std::string& call, nvmlReturn_t rc) const { return api_.Failed(call, rc); }
   // What nvidia-smi -i takes for this GPU: its index, else its UUID.
   std::string SmiId(nvmlDevice_t dev, const std::string& uuid) const {
     unsigned int index = 0;
@@ -151,10 +139,18 @@ class MigDriver : public SliceDriver {
   // Destroys what a failed Create made; "" or a note on what is left behind.
   std::string Undo(nvmlGpuInstance_t gi, nvmlComputeInstance_t ci, const std::string& smi) const;
 
-  std::unique_ptr<DynamicLibrary> lib_;  // declared first: closed last
-  std::string library_;
-  Nvml api_;
+  bool started_ = false;
 };
+
+Status MigDriver::Start() {
+  const nvmlReturn_t rc = api_.init();
+  if (rc != NVML_SUCCESS) {
+    return Status::Error(lib_.soname() + ": " + api_.Failed("nvmlInit_v2", rc) +
+                         "; check that the NVIDIA driver is loaded (nvidia-smi) and that this runs as root");
+  }
+  started_ = true;
+  return Status::Ok();
+}
 
 Result<std::optional<MigDriver::MigDevice>> MigDriver::FindMigDevice(nvmlDevice_t dev, unsigned int gi,
                                                                      std::optional<unsigned int> ci) const {
@@ -352,47 +348,9 @@ Status MigDriver::Destroy(const HardwareSlice& slice) {
 }  // namespace
 
 Result<std::unique_ptr<SliceDriver>> OpenMigDriver(const std::string& library) {
-  using R = Result<std::unique_ptr<SliceDriver>>;
-  const std::string name = library.empty() ? "libnvidia-ml.so.1" : library;
-  const std::string fix = "MIG slices need the NVML library of an NVIDIA driver with MIG (R450 or newer) on this node";
-  auto lib = slice_internal::OpenLibrary(name, fix);
-  if (!lib.ok()) return lib.status();
-  const DynamicLibrary& l = **lib;
-  Nvml api;
-  const Need needs[] = {
-      {"nvmlInit_v2", Bind(l, "nvmlInit_v2", &api.init)},
-      {"nvmlShutdown", Bind(l, "nvmlShutdown", &api.shutdown)},
-      {"nvmlDeviceGetHandleByUUID", Bind(l, "nvmlDeviceGetHandleByUUID", &api.handle_by_uuid)},
-      {"nvmlDeviceGetMigMode", Bind(l, "nvmlDeviceGetMigMode", &api.mig_mode)},
-      {"nvmlDeviceGetGpuInstanceProfileInfo", Bind(l, "nvmlDeviceGetGpuInstanceProfileInfo", &api.gi_profile)},
-      {"nvmlDeviceCreateGpuInstance", Bind(l, "nvmlDeviceCreateGpuInstance", &api.create_gi)},
-      {"nvmlGpuInstanceGetInfo", Bind(l, "nvmlGpuInstanceGetInfo", &api.gi_info)},
-      {"nvmlGpuInstanceGetComputeInstanceProfileInfo",
-       Bind(l, "nvmlGpuInstanceGetComputeInstanceProfileInfo", &api.ci_profile)},
-      {"nvmlGpuInstanceCreateComputeInstance", Bind(l, "nvmlGpuInstanceCreateComputeInstance", &api.create_ci)},
-      {"nvmlDeviceGetMaxMigDeviceCount", Bind(l, "nvmlDeviceGetMaxMigDeviceCount", &api.max_mig)},
-      {"nvmlDeviceGetMigDeviceHandleByIndex", Bind(l, "nvmlDeviceGetMigDeviceHandleByIndex", &api.mig_by_index)},
-      {"nvmlDeviceGetGpuInstanceId", Bind(l, "nvmlDeviceGetGpuInstanceId", &api.gi_id)},
-      {"nvmlDeviceGetComputeInstanceId", Bind(l, "nvmlDeviceGetComputeInstanceId", &api.ci_id)},
-      {"nvmlDeviceGetUUID", Bind(l, "nvmlDeviceGetUUID", &api.uuid)},
-      {"nvmlDeviceGetGpuInstanceById", Bind(l, "nvmlDeviceGetGpuInstanceById", &api.gi_by_id)},
-      {"nvmlGpuInstanceGetComputeInstanceById", Bind(l, "nvmlGpuInstanceGetComputeInstanceById", &api.ci_by_id)},
-      {"nvmlComputeInstanceDestroy", Bind(l, "nvmlComputeInstanceDestroy", &api.destroy_ci)},
-      {"nvmlGpuInstanceDestroy", Bind(l, "nvmlGpuInstanceDestroy", &api.destroy_gi)},
-  };
-  Status bound = slice_internal::CheckBound(name, needs, fix);
-  if (!bound.ok()) return bound;
-  Bind(l, "nvmlErrorString", &api.error_string);
-  Bind(l, "nvmlDeviceGetIndex", &api.get_index);
-
-  const nvmlReturn_t rc = api.init();
-  if (rc != NVML_SUCCESS) {
-    std::string text = name + ": nvmlInit_v2 failed: NVML error " + std::to_string(rc);
-    const char* s = api.error_string != nullptr ? api.error_string(rc) : nullptr;
-    if (s != nullptr) text += std::string(" (") + s + ")";
-    return R::Error(text + "; check that the NVIDIA driver is loaded (nvidia-smi) and that this runs as root");
-  }
-  return std::unique_ptr<SliceDriver>(new MigDriver(std::move(*lib), name, api));
+  return slice_internal::OpenDriver<MigDriver>(
+      library.empty() ? "libnvidia-ml.so.1" : library,
+      "MIG slices need the NVML library of an NVIDIA driver with MIG (R450 or newer) on this node");
 }
 
 }  // namespace vgpu
