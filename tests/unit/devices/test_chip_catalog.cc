@@ -12,35 +12,13 @@
 #include <string>
 
 #include "devices/chip_catalog.h"
+#include "temp_dir.h"
 #include "test_paths.h"
 
 namespace vgpu {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A fresh directory, removed with everything in it when destroyed.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "vgpu-catalog-XXXXXX").string();
-    char* made = mkdtemp(tmpl.data());
-    path_ = made != nullptr ? made : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string Write(const std::string& name, const std::string& text) const {
-    std::string file = path_ + "/" + name;
-    std::ofstream(file) << text;
-    return file;
-  }
-
- private:
-  std::string path_;
-};
 
 // A valid model file's text; `extra` is spliced in after "id" so a test can
 // add keys, and `memory` replaces the memory_bytes value.
@@ -239,7 +217,7 @@ class ChipCatalogTest : public CppUnit::TestFixture {
   }
 
   void testLaterDirectoryReplacesSameId() {
-    TempDir site;
+    TempDir site("vgpu-catalog");
     std::string file = site.Write("nvidia-h100.json", ModelJson("nvidia-h100", "NVIDIA H100 80GB HBM3", "42"));
     Result<ChipCatalog> c = ChipCatalog::LoadDirectories(CatalogDir() + ":" + site.path());
     CPPUNIT_ASSERT_MESSAGE(c.message(), c.ok());
@@ -255,7 +233,7 @@ class ChipCatalogTest : public CppUnit::TestFixture {
   }
 
   void testNewModelFilePickedUpWithoutRebuild() {
-    TempDir site;
+    TempDir site("vgpu-catalog");
     std::string dirs = CatalogDir() + ":" + site.path();
     Result<ChipCatalog> before = ChipCatalog::LoadDirectories(dirs);
     CPPUNIT_ASSERT(before.ok());
@@ -280,7 +258,7 @@ class ChipCatalogTest : public CppUnit::TestFixture {
   }
 
   void testBadFileInDirectoryNamesPath() {
-    TempDir site;
+    TempDir site("vgpu-catalog");
     site.Write("good.json", ModelJson("good", "Good"));
     std::string bad = site.Write("zz-bad.json", ModelJson("bad", "Bad", "-5"));
     Result<ChipCatalog> c = ChipCatalog::LoadDirectories(site.path());
@@ -291,7 +269,7 @@ class ChipCatalogTest : public CppUnit::TestFixture {
   }
 
   void testOnlyJsonFilesRead() {
-    TempDir site;
+    TempDir site("vgpu-catalog");
     site.Write("README", "not json");
     site.Write("old.json.bak", "{");
     site.Write("b.json", ModelJson("b", "B"));
@@ -303,7 +281,7 @@ class ChipCatalogTest : public CppUnit::TestFixture {
   }
 
   void testDuplicateIdInOneDirectoryIsError() {
-    TempDir site;
+    TempDir site("vgpu-catalog");
     site.Write("a.json", ModelJson("same", "A"));
     std::string copy = site.Write("b.json", ModelJson("same", "B"));
     Result<ChipCatalog> c = ChipCatalog::LoadDirectories(site.path());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "devices/discovery.h"
+#include "temp_dir.h"
 #include "test_paths.h"
 
 namespace vgpu {
@@ -95,14 +96,12 @@ class DiscoveryTest : public CppUnit::TestFixture {
     Result<ChipCatalog> c = ChipCatalog::LoadDirectories(CatalogDir());
     CPPUNIT_ASSERT_MESSAGE(c.message(), c.ok());
     catalog_ = *c;
-    char tmpl[] = "/tmp/vgpu-discovery-XXXXXX";
-    tmp_ = mkdtemp(tmpl) != nullptr ? tmpl : "";
-    CPPUNIT_ASSERT(!tmp_.empty());
+    tmp_dir_ = std::make_unique<TempDir>("vgpu-discovery");
+    tmp_ = tmp_dir_->path();
   }
   void tearDown() override {
     for (const char* var : kStubVars) unsetenv(var);
-    std::error_code ec;
-    fs::remove_all(tmp_, ec);
+    tmp_dir_.reset();
   }
 
   void testNvmlEnumeratesAndResolves() {
@@ -417,7 +416,8 @@ class DiscoveryTest : public CppUnit::TestFixture {
 
   TestEnv env_;
   ChipCatalog catalog_;
-  std::string tmp_;
+  std::unique_ptr<TempDir> tmp_dir_;
+  std::string tmp_;  // tmp_dir_'s path
 };
 
 CPPUNIT_TEST_SUITE_REGISTRATION(DiscoveryTest);

@@ -15,6 +15,7 @@
 
 #include "devices/chip_catalog.h"
 #include "jobs/hardware_slice.h"
+#include "temp_dir.h"
 #include "test_paths.h"
 
 namespace vgpu {
@@ -92,16 +93,14 @@ class HardwareSliceTest : public CppUnit::TestFixture {
     Result<ChipCatalog> c = ChipCatalog::LoadDirectories(CatalogDir());
     CPPUNIT_ASSERT_MESSAGE(c.message(), c.ok());
     catalog_ = *c;
-    char tmpl[] = "/tmp/vgpu-slice-XXXXXX";
-    tmp_ = mkdtemp(tmpl) != nullptr ? tmpl : "";
-    CPPUNIT_ASSERT(!tmp_.empty());
+    tmp_dir_ = std::make_unique<TempDir>("vgpu-slice");
+    tmp_ = tmp_dir_->path();
     mig_state_ = tmp_ + "/mig";
     vnpu_state_ = tmp_ + "/vnpu";
   }
   void tearDown() override {
     for (const char* var : kStubVars) unsetenv(var);
-    std::error_code ec;
-    fs::remove_all(tmp_, ec);
+    tmp_dir_.reset();
   }
 
   void testSlicesRoundTrip() {
@@ -506,7 +505,8 @@ class HardwareSliceTest : public CppUnit::TestFixture {
   }
 
   ChipCatalog catalog_;
-  std::string tmp_, mig_state_, vnpu_state_;
+  std::unique_ptr<TempDir> tmp_dir_;
+  std::string tmp_, mig_state_, vnpu_state_;  // tmp_dir_'s path, and files in it
 };
 
 CPPUNIT_TEST_SUITE_REGISTRATION(HardwareSliceTest);

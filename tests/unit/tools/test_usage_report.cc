@@ -19,6 +19,7 @@
 
 #include "report_command.h"
 #include "report_format.h"
+#include "temp_dir.h"
 #include "usage_report.h"
 #include "util/run_command.h"
 
@@ -140,30 +141,6 @@ Summary FixtureSummary() {
   CPPUNIT_ASSERT_MESSAGE(jobs.message(), jobs.ok());
   return Summarise(*jobs);
 }
-
-// A fresh directory under $TMPDIR (or /tmp), removed by the destructor.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/vgpuctl-test-XXXXXX";
-    path = mkdtemp(tmpl.data()) ? tmpl : "";
-    CPPUNIT_ASSERT(!path.empty());
-  }
-  ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
-  std::string Write(const std::string& name, const std::string& text, bool executable = false) const {
-    std::string p = path + "/" + name;
-    std::ofstream(p) << text;
-    if (executable) chmod(p.c_str(), 0755);
-    return p;
-  }
-  std::string Read(const std::string& name) const {
-    std::ifstream f(path + "/" + name);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-  }
-};
 
 // Each row's fields, "key jobs with_usage requested requested_with_usage
 // used peak quota|", numbers exact (the fixture's are binary fractions).
@@ -489,21 +466,21 @@ class UsageReportTest : public CppUnit::TestFixture {
     auto missing = RunCommand({"/nonexistent/sacct"});
     CPPUNIT_ASSERT(!missing.ok());
     CPPUNIT_ASSERT_EQUAL(std::string("cannot run /nonexistent/sacct: no such file"), missing.message());
-    TempDir dir;
+    TempDir dir("vgpuctl-test");
     std::string fake = dir.Write("sacct", "#!/bin/sh\n", true);
     dir.Write("plain", "not a program");
-    CPPUNIT_ASSERT_EQUAL(fake, FindOnPath("sacct", "/nonexistent:" + dir.path));
-    CPPUNIT_ASSERT_EQUAL(std::string(""), FindOnPath("plain", dir.path));
-    auto found = LocateSacct("", ("/nonexistent:" + dir.path).c_str());
+    CPPUNIT_ASSERT_EQUAL(fake, FindOnPath("sacct", "/nonexistent:" + dir.path()));
+    CPPUNIT_ASSERT_EQUAL(std::string(""), FindOnPath("plain", dir.path()));
+    auto found = LocateSacct("", ("/nonexistent:" + dir.path()).c_str());
     CPPUNIT_ASSERT(found.ok());
     CPPUNIT_ASSERT_EQUAL(fake, *found);
-    CPPUNIT_ASSERT(!LocateSacct(dir.path + "/plain", nullptr).ok());
+    CPPUNIT_ASSERT(!LocateSacct(dir.path() + "/plain", nullptr).ok());
   }
 
   void ReportFromInputFile() {
-    TempDir dir;
+    TempDir dir("vgpuctl-test");
     std::string input = dir.Write("jobs.json", Fixture());
-    Outcome r = Run({"--input", input, "--format", "csv", "--svg", dir.path + "/users.svg"});
+    Outcome r = Run({"--input", input, "--format", "csv", "--svg", dir.path() + "/users.svg"});
     CPPUNIT_ASSERT_EQUAL_MESSAGE(r.err, 0, r.status);
     CPPUNIT_ASSERT_EQUAL(std::string(kExpectedCsv), r.out);
     CPPUNIT_ASSERT_EQUAL(std::string(""), r.err);
@@ -517,10 +494,10 @@ class UsageReportTest : public CppUnit::TestFixture {
   }
 
   void ReportRunsSacct() {
-    TempDir dir;
+    TempDir dir("vgpuctl-test");
     dir.Write("jobs.json", Fixture());
     std::string sacct = dir.Write("sacct",
-                                  "#!/bin/sh\nprintf '%s\\n' \"$@\" > '" + dir.path + "/args'\ncat '" + dir.path +
+                                  "#!/bin/sh\nprintf '%s\\n' \"$@\" > '" + dir.path() + "/args'\ncat '" + dir.path() +
                                       "/jobs.json'\n",
                                   true);
     Outcome r = Run({"--sacct", sacct, "--since", "2024-06-01", "--until", "2024-06-30T12:00", "--by", "type",
@@ -535,7 +512,7 @@ class UsageReportTest : public CppUnit::TestFixture {
   }
 
   void ReportErrors() {
-    TempDir dir;
+    TempDir dir("vgpuctl-test");
     std::string failing = dir.Write(
         "sacct", "#!/bin/sh\necho 'sacct: error: fetch_config: DNS SRV lookup failed' >&2\n"
                  "echo 'sacct: fatal: Could not establish a configuration source' >&2\nexit 1\n",
@@ -559,15 +536,15 @@ class UsageReportTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT_EQUAL(1, r.status);
     CPPUNIT_ASSERT(r.err.find(" is empty; expected the output of sacct --json") != std::string::npos);
 
-    r = Run({"--input", dir.path + "/missing.json"});
+    r = Run({"--input", dir.path() + "/missing.json"});
     CPPUNIT_ASSERT_EQUAL(1, r.status);
-    CPPUNIT_ASSERT(r.err.find("cannot read " + dir.path + "/missing.json") != std::string::npos);
+    CPPUNIT_ASSERT(r.err.find("cannot read " + dir.path() + "/missing.json") != std::string::npos);
 
-    r = Run({"--input", dir.Write("jobs.json", Fixture()), "--svg", dir.path + "/no/such/dir/u.svg"});
+    r = Run({"--input", dir.Write("jobs.json", Fixture()), "--svg", dir.path() + "/no/such/dir/u.svg"});
     CPPUNIT_ASSERT_EQUAL(1, r.status);
-    CPPUNIT_ASSERT(r.err.find("cannot write " + dir.path + "/no/such/dir/u.svg") != std::string::npos);
+    CPPUNIT_ASSERT(r.err.find("cannot write " + dir.path() + "/no/such/dir/u.svg") != std::string::npos);
 
-    r = Run({"--sacct", dir.path + "/bad.json"});  // not executable
+    r = Run({"--sacct", dir.path() + "/bad.json"});  // not executable
     CPPUNIT_ASSERT_EQUAL(1, r.status);
     CPPUNIT_ASSERT(r.err.find("not an executable file") != std::string::npos);
 
