@@ -31,7 +31,7 @@ using vgpu::DeviceTable;
 
 struct PluginState {
   DeviceTable table;
-  List devices = nullptr;  // gres_device_t, one per share bit
+  list_t* devices = nullptr;  // gres_device_t, one per share bit
 };
 
 PluginState& State() {
@@ -57,7 +57,7 @@ void LogPrefixed(bool is_error, const std::string& message) {
 // Leaves only the other GRES in the list: slurmctld then sees fewer vgpu than
 // slurm.conf says and drains the node, rather than scheduling shares onto a
 // layout nobody can vouch for.
-void ReportNoVgpu(List gres_conf_list, node_config_load_t* node_conf,
+void ReportNoVgpu(list_t* gres_conf_list, node_config_load_t* node_conf,
                   const std::vector<vgpu::GresRecord>& merged, const std::string& why) {
   LogPrefixed(true, why + "; this node reports no vgpu until that is fixed");
   std::vector<vgpu::GresRecord> others;
@@ -68,7 +68,7 @@ void ReportNoVgpu(List gres_conf_list, node_config_load_t* node_conf,
 }
 
 // Builds the share layout for this node and rewrites Slurm's record list.
-int LoadNodeConfig(List gres_conf_list, node_config_load_t* node_conf) {
+int LoadNodeConfig(list_t* gres_conf_list, node_config_load_t* node_conf) {
   const std::string node = vgpu::slurm::SlurmdNodeName();
   vgpu::VgpuConfig defaults;
   defaults.chip_catalog_dirs = VGPU_DEFAULT_CATALOG_DIR;
@@ -166,7 +166,7 @@ VGPU_EXPORT int fini(void) {
   return SLURM_SUCCESS;
 }
 
-VGPU_EXPORT int gres_p_node_config_load(List gres_conf_list, node_config_load_t* node_conf) {
+VGPU_EXPORT int gres_p_node_config_load(list_t* gres_conf_list, node_config_load_t* node_conf) {
   int rc = SLURM_SUCCESS;
   Guard("node_config_load", [&] { rc = LoadNodeConfig(gres_conf_list, node_conf); });
   return rc;
@@ -208,6 +208,7 @@ VGPU_EXPORT void gres_p_recv_stepd(buf_t* buffer) {
   });
 }
 
+#if VGPU_GRES_HAS_JOB_INFO
 VGPU_EXPORT int gres_p_get_job_info(gres_job_state_t*, uint32_t, enum gres_job_data_type, void*) {
   return EINVAL;
 }
@@ -216,17 +217,18 @@ VGPU_EXPORT int gres_p_get_step_info(gres_step_state_t*, uint32_t, enum gres_ste
                                      void*) {
   return EINVAL;
 }
+#endif
 
-VGPU_EXPORT List gres_p_get_devices(void) { return State().devices; }
+VGPU_EXPORT list_t* gres_p_get_devices(void) { return State().devices; }
 
 VGPU_EXPORT void gres_p_step_hardware_init(bitstr_t*, char*) {}
 VGPU_EXPORT void gres_p_step_hardware_fini(void) {}
 
 // Runs in slurmctld: keeps the job's per-node share bits for the node side.
-VGPU_EXPORT gres_epilog_info_t* gres_p_epilog_build_env(gres_job_state_t* gres_js) {
-  gres_epilog_info_t* ei = nullptr;
-  Guard("epilog_build_env", [&] {
-    ei = static_cast<gres_epilog_info_t*>(xmalloc(sizeof(gres_epilog_info_t)));
+VGPU_EXPORT gres_prep_t* VGPU_GRES_PREP_ENTRY(build_env)(gres_job_state_t* gres_js) {
+  gres_prep_t* ei = nullptr;
+  Guard("prep_build_env", [&] {
+    ei = static_cast<gres_prep_t*>(xmalloc(sizeof(gres_prep_t)));
     ei->node_cnt = gres_js->node_cnt;
     ei->gres_bit_alloc =
         static_cast<bitstr_t**>(xcalloc(ei->node_cnt ? ei->node_cnt : 1, sizeof(bitstr_t*)));
@@ -242,8 +244,8 @@ VGPU_EXPORT gres_epilog_info_t* gres_p_epilog_build_env(gres_job_state_t* gres_j
   return ei;
 }
 
-VGPU_EXPORT void gres_p_epilog_set_env(char*** env, gres_epilog_info_t* ei, int node_inx) {
-  Guard("epilog_set_env", [&] {
+VGPU_EXPORT void VGPU_GRES_PREP_ENTRY(set_env)(char*** env, gres_prep_t* ei, int node_inx) {
+  Guard("prep_set_env", [&] {
     bitstr_t* bits = nullptr;
     if (ei && node_inx >= 0 && static_cast<uint32_t>(node_inx) < ei->node_cnt &&
         ei->gres_bit_alloc)

@@ -75,9 +75,9 @@ int DeviceNumber(const std::string& path, int fallback) {
 
 }  // namespace
 
-std::vector<GresRecord> ReadRecords(List gres_conf_list) {
+std::vector<GresRecord> ReadRecords(list_t* gres_conf_list) {
   std::vector<GresRecord> out;
-  ListIterator it = list_iterator_create(gres_conf_list);
+  list_itr_t* it = list_iterator_create(gres_conf_list);
   while (auto* c = static_cast<gres_slurmd_conf_t*>(list_next(it))) {
     GresRecord r;
     r.name = Str(c->name);
@@ -93,7 +93,7 @@ std::vector<GresRecord> ReadRecords(List gres_conf_list) {
   return out;
 }
 
-void ReplaceRecords(List gres_conf_list, const std::vector<GresRecord>& records,
+void ReplaceRecords(list_t* gres_conf_list, const std::vector<GresRecord>& records,
                     const node_config_load_t* node_conf) {
   std::vector<gres_slurmd_conf_t*> originals;
   while (auto* c = static_cast<gres_slurmd_conf_t*>(list_pop(gres_conf_list)))
@@ -113,8 +113,8 @@ void ReplaceRecords(List gres_conf_list, const std::vector<GresRecord>& records,
     if (!kept[i]) destroy_gres_slurmd_conf(originals[i]);
 }
 
-List BuildShareDevices(const DeviceTable& table) {
-  List devices = list_create(destroy_gres_device);
+list_t* BuildShareDevices(const DeviceTable& table) {
+  list_t* devices = list_create(destroy_gres_device);
   for (const ShareDevice& sd : table.devices()) {
     const std::string& path = sd.device.files.front();
     struct stat st;

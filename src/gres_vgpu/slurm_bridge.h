@@ -9,26 +9,26 @@
 
 #include "devices/device_table.h"
 #include "devices/gres_record.h"
+#include "compat/slurm_compat.h"
 #include "jobs/job_env.h"
-#include "slurm_headers.h"
 
 namespace vgpu {
 namespace slurm {
 
 // Copies the records of Slurm's gres.conf list, in list order.
-std::vector<GresRecord> ReadRecords(List gres_conf_list);
+std::vector<GresRecord> ReadRecords(list_t* gres_conf_list);
 
 // Replaces the list's contents with `records`. Each record reuses (or, for
 // vgpu device records, copies) the original Slurm record at its origin;
 // originals no longer referenced are freed. `node_conf` converts discovered
 // CPU affinity into Cores=.
-void ReplaceRecords(List gres_conf_list, const std::vector<GresRecord>& records,
+void ReplaceRecords(list_t* gres_conf_list, const std::vector<GresRecord>& records,
                     const node_config_load_t* node_conf);
 
 // One gres_device_t per share bit (index = bit), so that task/cgroup's
 // ConstrainDevices allows a device exactly when one of its bits is held.
 // Devices whose file cannot be stat()ed are logged and left out.
-List BuildShareDevices(const DeviceTable& table);
+list_t* BuildShareDevices(const DeviceTable& table);
 
 // Set bits of `bitmap` (may be null).
 std::vector<uint32_t> SetBits(bitstr_t* bitmap);

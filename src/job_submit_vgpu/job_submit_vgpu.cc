@@ -8,25 +8,12 @@
 #include <set>
 #include <string>
 
+#include "compat/slurm_compat.h"
 #include "config/vgpu_config.h"
 #include "config/vgpu_request.h"
-
-extern "C" {
-#include "config.h"
-#include "slurm/slurm.h"
-#include "slurm/slurm_errno.h"
-#include "src/common/log.h"
-#include "src/common/node_conf.h"
-#include "src/common/read_config.h"
-#include "src/common/xmalloc.h"
-#include "src/common/xstring.h"
-}
-
 #include "slurm_plugin.h"
 
 VGPU_SLURM_PLUGIN("Refuse vgpu requests that can never be placed", "job_submit/vgpu");
-
-struct job_record;  // slurmctld's job_record_t; only passed through
 
 namespace {
 
@@ -92,8 +79,10 @@ VGPU_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t, char** err_msg) {
   return Guard("job_submit", [&] { return Check(job_desc, err_msg); });
 }
 
-// `scontrol update job ... gres=` goes through the same rules; no message
-// channel exists for modify in Slurm 22.05, so the refusal is logged.
-VGPU_EXPORT int job_modify(job_desc_msg_t* job_desc, struct job_record*, uint32_t) {
-  return Guard("job_modify", [&] { return Check(job_desc, nullptr); });
+// `scontrol update job ... gres=` goes through the same rules; Slurm 22.05
+// has no message channel for modify, so there the refusal is only logged.
+VGPU_EXPORT int job_modify VGPU_JOB_MODIFY_PARAMS {
+  (void)job;
+  (void)submit_uid;
+  return Guard("job_modify", [&] { return Check(job_desc, VGPU_JOB_MODIFY_ERR_MSG); });
 }

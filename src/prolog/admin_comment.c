@@ -6,9 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
-#include <slurm/slurmdb.h>
+#include "compat/slurm_public.h"
 
 static int fail(char *err, size_t err_len, const char *fmt, ...) {
   va_list ap;
@@ -73,7 +71,7 @@ static void query_close(struct query *q) {
 
 int vgpu_admin_comment_get(uint32_t job_id, const char *cluster, char **comment, char *err, size_t err_len) {
   struct query q;
-  List jobs;
+  list_t *jobs;
   slurmdb_job_rec_t *job;
   int rc = 0;
 
@@ -83,7 +81,7 @@ int vgpu_admin_comment_get(uint32_t job_id, const char *cluster, char **comment,
   if (!jobs) {
     rc = fail(err, err_len, "cannot read job %u from the accounting database: %s", job_id, slurm_strerror(errno));
   } else {
-    ListIterator it = slurm_list_iterator_create(jobs);
+    list_itr_t *it = slurm_list_iterator_create(jobs);
     job = slurm_list_next(it);
     slurm_list_iterator_destroy(it);
     if (!job) {
@@ -101,7 +99,7 @@ int vgpu_admin_comment_get(uint32_t job_id, const char *cluster, char **comment,
 int vgpu_admin_comment_set(uint32_t job_id, const char *cluster, const char *comment, char *err, size_t err_len) {
   struct query q;
   slurmdb_job_rec_t rec;
-  List changed;
+  list_t *changed;
   int rc = 0;
 
   if (strpbrk(comment, "'\\"))
@@ -124,7 +122,7 @@ int vgpu_admin_comment_set(uint32_t job_id, const char *cluster, const char *com
 }
 
 void vgpu_node_rank(const char *nodelist, const char *node, int *rank, int *count) {
-  hostlist_t hl;
+  vgpu_hostlist_t hl;
   int n, found;
 
   *rank = 0;

@@ -28,6 +28,26 @@ std::set<uint32_t> JobsWithProcesses(const std::string& proc) {
   return jobs;
 }
 
+#ifndef VGPU_SLURM_BINDIR
+#define VGPU_SLURM_BINDIR "/usr/bin"
+#endif
+
+namespace {
+
+// The squeue of the Slurm this program was built against (its commands must
+// match the controller's release: a Slurm built into /opt/slurm beside
+// Debian's /usr/bin/squeue), else the first on PATH. The Prolog's PATH is
+// whatever slurmd gives it, often none.
+std::string Squeue() {
+  const std::string built = std::string(VGPU_SLURM_BINDIR) + "/squeue";
+  if (IsExecutableFile(built)) return built;
+  const char* path = std::getenv("PATH");
+  std::string found = FindOnPath("squeue", path && *path ? path : "/usr/bin:/usr/local/bin");
+  return found.empty() ? built : found;
+}
+
+}  // namespace
+
 std::map<uint32_t, int> EndedFromSqueue(const std::string& squeue_out, const std::vector<uint32_t>& asked) {
   static const std::set<std::string> kFinal = {"COMPLETED", "CANCELLED", "FAILED",   "TIMEOUT",
                                                "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE",
@@ -63,9 +83,7 @@ std::function<int(uint32_t)> SlurmJobEndProbe(const std::string& run_dir, uint32
           unknown.push_back(j);
       }
       if (!unknown.empty()) {
-        const char* path = std::getenv("PATH");
-        std::string squeue = FindOnPath("squeue", path && *path ? path : "/usr/bin:/usr/local/bin");
-        if (squeue.empty()) squeue = "/usr/bin/squeue";
+        const std::string squeue = Squeue();
         std::string list = std::to_string(current);
         for (uint32_t j : unknown) list += "," + std::to_string(j);
         auto ran = RunCommand({squeue, "-h", "-t", "all", "-o", "%A %T", "-j", list});

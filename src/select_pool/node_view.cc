@@ -1,12 +1,5 @@
 #include "node_view.h"
 
-extern "C" {
-#include "src/common/bitstring.h"
-#include "src/common/list.h"
-#include "src/common/node_conf.h"
-#include "src/common/xstring.h"
-}
-
 namespace vgpu {
 namespace select_pool {
 
@@ -18,7 +11,7 @@ uint32_t VgpuPluginId() {
 bool ReadVgpuDevices(const node_record_t* node, VgpuDevices* out) {
   *out = VgpuDevices();
   if (!node || !node->gres_list) return false;
-  ListIterator it = list_iterator_create(node->gres_list);
+  list_itr_t* it = list_iterator_create(node->gres_list);
   while (auto* gs = static_cast<gres_state_t*>(list_next(it)))
     if (gs->plugin_id == VgpuPluginId()) out->gres = static_cast<gres_node_state_t*>(gs->gres_data);
   list_iterator_destroy(it);
@@ -45,7 +38,7 @@ bool ReadVgpuDevices(const node_record_t* node, VgpuDevices* out) {
 std::vector<gres_job_state_t*> VgpuRequests(const job_record_t* job) {
   std::vector<gres_job_state_t*> out;
   if (!job || !job->gres_list_req) return out;
-  ListIterator it = list_iterator_create(job->gres_list_req);
+  list_itr_t* it = list_iterator_create(job->gres_list_req);
   while (auto* gs = static_cast<gres_state_t*>(list_next(it)))
     if (gs->plugin_id == VgpuPluginId() && gs->gres_data)
       out.push_back(static_cast<gres_job_state_t*>(gs->gres_data));
@@ -61,7 +54,7 @@ Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const C
   }
   // CPU and memory are estimates for scoring (cons_tres does the exact
   // fit): the job's CPUs on one node, memory per node or per CPU.
-  const struct job_details* d = job->details;
+  const job_details_t* d = job->details;
   if (d) {
     const uint64_t cpus = d->min_cpus ? d->min_cpus : 1;
     req.cpu_milli = cpus * 1000;
@@ -73,7 +66,7 @@ Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const C
   return req;
 }
 
-ClusterView::ClusterView(uint32_t shares_per_device, const slurm_select_ops_t* cons_tres)
+ClusterView::ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tres)
     : cluster_(shares_per_device) {
   // Refreshes cons_tres's per-node CPU and memory counts; it does the work
   // only when nodes changed since the last call.
@@ -94,11 +87,7 @@ ClusterView::ClusterView(uint32_t shares_per_device, const slurm_select_ops_t* c
     if (!cluster_.AddNode(node->name, cpus * 1000, memory, devs.types).ok()) continue;
     uint16_t alloc_cpus = 0;
     uint64_t alloc_memory = 0;
-    if (cons_tres && node->select_nodeinfo && node->select_nodeinfo->data) {
-      auto* info = static_cast<select_nodeinfo_t*>(node->select_nodeinfo->data);
-      cons_tres->nodeinfo_get(info, SELECT_NODEDATA_SUBCNT, NODE_STATE_ALLOCATED, &alloc_cpus);
-      cons_tres->nodeinfo_get(info, SELECT_NODEDATA_MEM_ALLOC, NODE_STATE_ALLOCATED, &alloc_memory);
-    }
+    if (cons_tres) VgpuNodeAllocated(*cons_tres, node, &alloc_cpus, &alloc_memory);
     const uint32_t index = static_cast<uint32_t>(cluster_.size() - 1);
     const uint64_t cpu_free = alloc_cpus >= cpus ? 0 : (cpus - alloc_cpus) * 1000;
     const uint64_t mem_free = alloc_memory >= memory ? 0 : memory - alloc_memory;

@@ -8,15 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "cons_tres_ops.h"
 #include "placement/placement.h"
-
-extern "C" {
-#include "config.h"
-#include "slurm/slurm.h"
-#include "src/common/gres.h"
-#include "src/common/select.h"
-#include "src/slurmctld/slurmctld.h"
-}
 
 namespace vgpu {
 namespace select_pool {
@@ -49,7 +42,7 @@ Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const C
 // (CPU and memory from its node info, shares from the GRES bitmaps).
 class ClusterView {
  public:
-  ClusterView(uint32_t shares_per_device, const slurm_select_ops_t* cons_tres);
+  ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tres);
 
   const ClusterState& cluster() const { return cluster_; }
   // Cluster index of a node table index, or -1.

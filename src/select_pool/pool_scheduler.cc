@@ -6,15 +6,6 @@
 #include "node_view.h"
 #include "placement/node_ranking.h"
 
-extern "C" {
-#include "src/common/bitstring.h"
-#include "src/common/job_resources.h"
-#include "src/common/list.h"
-#include "src/common/log.h"
-#include "src/common/node_conf.h"
-#include "src/common/xstring.h"
-}
-
 // slurmctld's job list: defined only in slurmctld, while slurmd, srun and
 // the rest load this plugin too; they never schedule, so never read it.
 #pragma weak job_list
@@ -133,7 +124,7 @@ void ForEachNodePart(const job_record_t* job, bitstr_t* nodes, bool capacity, F 
 std::vector<ShareRelease> RunningShares(int n, const VgpuDevices& devs) {
   std::vector<ShareRelease> out;
   if (!&job_list || !job_list) return out;
-  ListIterator it = list_iterator_create(job_list);
+  list_itr_t* it = list_iterator_create(job_list);
   while (auto* job = static_cast<job_record_t*>(list_next(it))) {
     if (!(IS_JOB_RUNNING(job) || IS_JOB_SUSPENDED(job)) || !job->node_bitmap ||
         n >= bit_size(job->node_bitmap) || !bit_test(job->node_bitmap, n) || !job->gres_list_alloc)
@@ -142,7 +133,7 @@ std::vector<ShareRelease> RunningShares(int n, const VgpuDevices& devs) {
     ShareRelease r;
     r.time = job->end_time;
     r.shares.assign(devs.bits.size(), 0);
-    ListIterator g = list_iterator_create(job->gres_list_alloc);
+    list_itr_t* g = list_iterator_create(job->gres_list_alloc);
     while (auto* gs = static_cast<gres_state_t*>(list_next(g))) {
       if (gs->plugin_id != VgpuPluginId() || !gs->gres_data) continue;
       auto* js = static_cast<gres_job_state_t*>(gs->gres_data);
@@ -162,7 +153,7 @@ std::vector<ShareRelease> RunningShares(int n, const VgpuDevices& devs) {
 
 }  // namespace
 
-PoolScheduler::PoolScheduler(const VgpuConfig& config, const slurm_select_ops_t* cons_tres)
+PoolScheduler::PoolScheduler(const VgpuConfig& config, const ConsTresOps* cons_tres)
     : cons_tres_(cons_tres),
       shares_per_device_(config.shares_per_device),
       type_preference_(config.type_preference),
@@ -176,10 +167,9 @@ PoolScheduler::PoolScheduler(const VgpuConfig& config, const slurm_select_ops_t*
   }
 }
 
-int PoolScheduler::JobTest(job_record_t* job, bitstr_t* bitmap, uint32_t min_nodes,
-                           uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
-                           List preemptee_candidates, List* preemptee_job_list,
-                           bitstr_t* exc_core_bitmap) {
+int PoolScheduler::JobTest(job_record_t* job, bitstr_t* bitmap, uint32_t min_nodes, uint32_t req_nodes,
+                           uint16_t mode, list_t* preemptee_candidates,
+                           const ConsTresJobTest& cons_tres_job_test) {
   const bool run_now = SELECT_IS_MODE_RUN_NOW(mode);
   int first = -1;
   try {
@@ -191,8 +181,7 @@ int PoolScheduler::JobTest(job_record_t* job, bitstr_t* bitmap, uint32_t min_nod
   if (first >= 0) {
     bitstr_t* one = bit_alloc(bit_size(bitmap));
     bit_set(one, first);
-    int rc = cons_tres_->job_test(job, one, min_nodes, max_nodes, req_nodes, mode,
-                                  preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+    int rc = cons_tres_job_test(one);
     if (rc == SLURM_SUCCESS) {
       bit_copybits(bitmap, one);
       FREE_NULL_BITMAP(one);
@@ -200,8 +189,7 @@ int PoolScheduler::JobTest(job_record_t* job, bitstr_t* bitmap, uint32_t min_nod
     }
     FREE_NULL_BITMAP(one);
   }
-  int rc = cons_tres_->job_test(job, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                                preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+  int rc = cons_tres_job_test(bitmap);
   if (rc == SLURM_SUCCESS && SELECT_IS_MODE_WILL_RUN(mode)) {
     try {
       CorrectStartTime(job, bitmap);
@@ -249,7 +237,7 @@ void PoolScheduler::FilterNodes(const job_record_t* job, bitstr_t* bitmap, bool 
 }
 
 int PoolScheduler::RankedNode(const job_record_t* job, const bitstr_t* bitmap, uint32_t min_nodes,
-                              uint32_t req_nodes, List preemptee_candidates) {
+                              uint32_t req_nodes, list_t* preemptee_candidates) {
   if (min_nodes > 1 || req_nodes > 1) return -1;
   if (preemptee_candidates && list_count(preemptee_candidates) > 0) return -1;
   if (job->details && job->details->req_node_bitmap) return -1;  // the user chose
@@ -287,7 +275,7 @@ PlacementPolicy* PoolScheduler::PolicyFor(const ClusterState& cluster) {
   std::vector<Request> seen;
   bool any_shares = false;
   if (!&job_list || !job_list) return nullptr;
-  ListIterator it = list_iterator_create(job_list);
+  list_itr_t* it = list_iterator_create(job_list);
   while (auto* job = static_cast<job_record_t*>(list_next(it))) {
     if (seen.size() >= kModelSample) break;
     if (!(IS_JOB_PENDING(job) || IS_JOB_RUNNING(job)) || !job->details) continue;

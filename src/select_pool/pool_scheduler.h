@@ -14,19 +14,14 @@
 #define VGPU_SELECT_POOL_POOL_SCHEDULER_H_
 
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "config/vgpu_config.h"
+#include "cons_tres_ops.h"
 #include "placement/placement.h"
-
-extern "C" {
-#include "config.h"
-#include "slurm/slurm.h"
-#include "src/common/select.h"
-#include "src/slurmctld/slurmctld.h"
-}
 
 namespace vgpu {
 namespace select_pool {
@@ -35,13 +30,16 @@ class PoolScheduler {
  public:
   // `config`: vgpu.conf as read; a policy name the engine does not know
   // falls back to the default with an error in the log.
-  PoolScheduler(const VgpuConfig& config, const slurm_select_ops_t* cons_tres);
+  PoolScheduler(const VgpuConfig& config, const ConsTresOps* cons_tres);
 
-  // select_p_job_test. Calls cons_tres's job_test (once, or twice when the
+  // cons_tres's job_test for the job at hand, on the nodes of a bitmap; the
+  // rest of its arguments (which differ between Slurm releases) bound.
+  using ConsTresJobTest = std::function<int(bitstr_t* nodes)>;
+
+  // select_p_job_test. Calls `cons_tres_job_test` (once, or twice when the
   // ranked node alone does not do) and returns its result.
-  int JobTest(job_record_t* job, bitstr_t* bitmap, uint32_t min_nodes, uint32_t max_nodes,
-              uint32_t req_nodes, uint16_t mode, List preemptee_candidates,
-              List* preemptee_job_list, bitstr_t* exc_core_bitmap);
+  int JobTest(job_record_t* job, bitstr_t* bitmap, uint32_t min_nodes, uint32_t req_nodes,
+              uint16_t mode, list_t* preemptee_candidates, const ConsTresJobTest& cons_tres_job_test);
 
   // select_p_job_begin, before cons_tres's: SLURM_SUCCESS, or
   // ESLURM_NODES_BUSY when some node's share of the job fits on no device
@@ -60,10 +58,10 @@ class PoolScheduler {
   void CorrectStartTime(job_record_t* job, const bitstr_t* nodes) const;
   // The node to try first, or -1 to leave the choice to cons_tres.
   int RankedNode(const job_record_t* job, const bitstr_t* bitmap, uint32_t min_nodes,
-                 uint32_t req_nodes, List preemptee_candidates);
+                 uint32_t req_nodes, list_t* preemptee_candidates);
   PlacementPolicy* PolicyFor(const ClusterState& cluster);
 
-  const slurm_select_ops_t* cons_tres_;
+  const ConsTresOps* cons_tres_;
   uint32_t shares_per_device_;
   std::vector<std::string> type_preference_;
   std::string policy_name_;

@@ -23,7 +23,11 @@ const char kReportUsage[] =
 
 namespace {
 
-constexpr char kDefaultSacct[] = "/usr/bin/sacct";
+#ifndef VGPU_SLURM_BINDIR
+#define VGPU_SLURM_BINDIR "/usr/bin"
+#endif
+// The sacct of the Slurm this program was built against, when PATH has none.
+constexpr char kDefaultSacct[] = VGPU_SLURM_BINDIR "/sacct";
 
 Result<std::vector<GroupBy>> ParseGroups(const std::string& value) {
   std::vector<GroupBy> groups;
@@ -144,7 +148,7 @@ Result<std::string> LocateSacct(const std::string& given, const char* path_env) 
   }
   if (IsExecutableFile(kDefaultSacct)) return std::string(kDefaultSacct);
   return Result<std::string>::Error(
-      "sacct not found on PATH nor at /usr/bin/sacct; install Slurm's client commands, pass --sacct PATH, "
+      std::string("sacct not found on PATH nor at ") + kDefaultSacct + "; install Slurm's client commands, pass --sacct PATH, "
       "or read a saved `sacct --json` output with --input FILE");
 }
 

@@ -14,7 +14,9 @@ slurmd_G() {
 	shift 3
 	local dir=$RUN/conf-$name i=0 f inv=()
 	rm -rf "$dir"
-	mkdir -p "$dir/etc" "$dir/dev" "$dir/log" "$dir/run" "$dir/state" "$dir/spool"
+	# spool/n1: slurmd keeps its sockets and hwloc cache in SlurmdSpoolDir
+	# (spool/%n); since 24.11 slurmd -G too.
+	mkdir -p "$dir/etc" "$dir/dev" "$dir/log" "$dir/run" "$dir/state" "$dir/spool/n1"
 	for f in "$@"; do
 		make_device "$dir/dev/$f" "240:$((100 + i))"
 		inv+=("ascend-910b $dir/dev/$f $i")
@@ -32,7 +34,7 @@ slurmd_G() {
 slurmd_G_again() {
 	local dir=$RUN/conf-$1
 	set +e
-	G_OUT=$(SLURM_CONF=$dir/etc/slurm.conf timeout 30 /usr/sbin/slurmd -G -N n1 2>&1)
+	G_OUT=$(SLURM_CONF=$dir/etc/slurm.conf timeout 30 "$SLURM_SBIN/slurmd" -G -N n1 2>&1)
 	G_RC=$?
 	set -e
 	printf '%s\n' "$G_OUT" >"$dir/slurmd-G.out"

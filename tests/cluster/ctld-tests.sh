@@ -37,7 +37,8 @@ t_submit_accepts_whole_devices() {
 	# Two whole devices, reported per device.
 	expect "job $id VGPU_SHARES" "$(env_of "$id" VGPU_SHARES)" 100,100
 	check_vgpu_env "$id" ascend 200
-	grep -q "TresPerNode=gres:vgpu:ascend:200" "$RUN/$id.show" ||
+	# gres:vgpu until 23.11, gres/vgpu since 24.11.
+	grep -Eq "TresPerNode=gres[:/]vgpu:ascend:200" "$RUN/$id.show" ||
 		fail "job $id: TresPerNode changed: $(grep -o 'TresPerNode=[^ ]*' "$RUN/$id.show")"
 }
 
@@ -132,7 +133,7 @@ job_idx_of() { scontrol -d show job "$1" | idx_of_show; }
 # is when slurmctld rebuilds the node's device topology (Slurm 22.05).
 restart_slurmctld() {
 	stop_daemon slurmctld "$LAB/run/slurmctld.pid" 30
-	/usr/sbin/slurmctld
+	"$SLURM_SBIN/slurmctld"
 	wait_for 30 "slurmctld" sh -c 'scontrol ping 2>/dev/null | grep -q UP' || fail "slurmctld did not come back"
 }
 restart_slurmd() {

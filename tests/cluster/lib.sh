@@ -26,7 +26,22 @@ MYSQL_PORT=13306
 MUNGE_SOCKET=$LAB/munge/munge.socket
 MYSQL_SOCKET=$LAB/mysql/mysqld.sock
 
-SLURM_PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
+# The Slurm the cluster runs: Debian's packages, or, with VGPU_SLURM_PREFIX,
+# a release built from source into that prefix (scripts/build-slurm), whose
+# commands then come first on PATH.
+SLURM_PREFIX=${VGPU_SLURM_PREFIX:-}
+if [ -n "$SLURM_PREFIX" ]; then
+	SLURM_SBIN=$SLURM_PREFIX/sbin
+	SLURM_PLUGIN_DIR=$SLURM_PREFIX/lib/slurm
+	case ":$PATH:" in
+	*":$SLURM_PREFIX/bin:"*) ;;
+	*) PATH=$SLURM_PREFIX/bin:$SLURM_PREFIX/sbin:$PATH ;;
+	esac
+	export PATH
+else
+	SLURM_SBIN=/usr/sbin
+	SLURM_PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
+fi
 
 # Nodes whose slurmd (and so every prolog and job process it starts) sees
 # $LAB/etc/ld.so.preload as /etc/ld.so.preload, through a mount namespace of
@@ -253,9 +268,9 @@ start_slurmd_node() {
 		# The bind needs a file to cover; an empty one changes nothing.
 		[ -e /etc/ld.so.preload ] || { : >/etc/ld.so.preload && touch "$LAB/.made-ld.so.preload"; }
 		unshare --mount --propagation private sh -c \
-			"mount --bind '$LAB/etc/ld.so.preload' /etc/ld.so.preload && exec /usr/sbin/slurmd -N '$n'"
+			"mount --bind '$LAB/etc/ld.so.preload' /etc/ld.so.preload && exec '$SLURM_SBIN/slurmd' -N '$n'"
 	else
-		/usr/sbin/slurmd -N "$n"
+		"$SLURM_SBIN/slurmd" -N "$n"
 	fi
 }
 
@@ -382,9 +397,14 @@ comm_params() {
 	fi
 }
 
-# node_line NODE GRES: the slurm.conf line of one simulated node.
+# node_line NODE GRES: the slurm.conf line of one simulated node. n1 has two
+# sockets of one core, since its devices are local to CPU 0 or CPU 1
+# (t_local_devices), and Slurm 24.11 on refuses a device whose Cores= covers
+# part of a socket.
 node_line() {
-	echo "NodeName=$1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=${NODE_PORT[$1]} Gres=$2"
+	local layout=
+	[ "$1" = n1 ] && layout=" SocketsPerBoard=2 CoresPerSocket=1"
+	echo "NodeName=$1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=${NODE_PORT[$1]}$layout Gres=$2"
 }
 
 # write_vgpu_conf DIR CATALOG_DIR INVENTORY_PATTERN [SHARES]
