@@ -4,8 +4,12 @@
 #ifndef VGPU_TESTS_UNIT_TEST_PATHS_H_
 #define VGPU_TESTS_UNIT_TEST_PATHS_H_
 
+#include <cppunit/extensions/HelperMacros.h>
+
 #include <cstdlib>
 #include <string>
+
+#include "devices/chip_catalog.h"
 
 namespace vgpu {
 
@@ -20,6 +24,13 @@ inline std::string CatalogDir() {
   if (const char* dir = std::getenv("VGPU_TEST_CATALOG_DIR")) return dir;
   const char* srcdir = std::getenv("srcdir");
   return std::string(srcdir != nullptr ? srcdir : ".") + "/../etc/chips.d";
+}
+
+// The shipped chip catalog (CatalogDir()); the test fails when it does not load.
+inline ChipCatalog ShippedCatalog() {
+  Result<ChipCatalog> c = ChipCatalog::LoadDirectories(CatalogDir());
+  CPPUNIT_ASSERT_MESSAGE(c.message(), c.ok());
+  return *c;
 }
 
 }  // namespace vgpu

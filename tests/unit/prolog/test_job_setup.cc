@@ -19,6 +19,7 @@
 #include "jobs/job_limits.h"
 #include "jobs/usage_region.h"
 #include "task_env.h"
+#include "test_paths.h"
 #include "util/read_file.h"
 
 namespace fs = std::filesystem;
@@ -26,11 +27,6 @@ using vgpu::HardwareSlice;
 using vgpu::JobAllocation;
 
 namespace {
-
-std::string CatalogDir() {
-  if (const char* dir = std::getenv("VGPU_TEST_CATALOG_DIR")) return dir;
-  return "../etc/chips.d";
-}
 
 bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
@@ -109,7 +105,7 @@ struct Node {
     dir = mkdtemp(tmpl);
     chmod(dir.c_str(), 0755);
     ctx.run_dir = dir + "/run";
-    auto catalog = vgpu::ChipCatalog::LoadDirectories(CatalogDir());
+    auto catalog = vgpu::ChipCatalog::LoadDirectories(vgpu::CatalogDir());
     if (catalog.ok()) ctx.catalog = *catalog;
     if (!slicing.empty()) ctx.config.hardware_slicing = {slicing};
     ctx.open_slicer = [this](const std::string& vendor) -> vgpu::Result<std::unique_ptr<vgpu::SliceDriver>> {
@@ -202,9 +198,7 @@ class JobSetupTest : public CppUnit::TestFixture {
                {"VGPU_PCI_BUS_IDS", ",0000:c1:00.0,"}};
     auto job = JobAllocation::FromEnvironment(Lookup(env));
     CPPUNIT_ASSERT_MESSAGE(job.message(), job.ok());
-    auto catalog = vgpu::ChipCatalog::LoadDirectories(CatalogDir());
-    CPPUNIT_ASSERT_MESSAGE(catalog.message(), catalog.ok());
-    vgpu::JobLimits l = job->Limits(*catalog);
+    vgpu::JobLimits l = job->Limits(vgpu::ShippedCatalog());
     CPPUNIT_ASSERT_EQUAL(size_t{3}, l.devices.size());
     CPPUNIT_ASSERT_EQUAL(std::string("ascend"), l.devices[0].vendor);
     CPPUNIT_ASSERT_EQUAL(std::string("3"), l.devices[0].uuid);  // physical id of /dev/davinci3
