@@ -28,6 +28,19 @@ typedef gres_epilog_info_t gres_prep_t;
 // 24.11 with the enums they take.
 #define VGPU_GRES_HAS_JOB_INFO (VGPU_SLURM_ERA <= 2311)
 
+// gres/vgpu: how slurmctld checks a GRES's Cores= against the node's sockets
+// when the node registers (interfaces/gres.c, _check_core_range_matches_sock),
+// as the values of vgpu::SocketCheck (devices/socket_alignment.h): 0 not at
+// all (22.05, 23.11); 1 each socket all or none (24.11); 2 every core or one
+// whole socket (25.11 on). A node that fails it is drained.
+#if VGPU_SLURM_ERA <= 2311
+#define VGPU_GRES_SOCKET_CHECK 0
+#elif VGPU_SLURM_ERA == 2411
+#define VGPU_GRES_SOCKET_CHECK 1
+#else
+#define VGPU_GRES_SOCKET_CHECK 2
+#endif
+
 // job_submit/vgpu: job_modify gained `char **err_msg` in 23.02. The
 // parameter list of the entry point, and the message pointer (null where
 // there is none).

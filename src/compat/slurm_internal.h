@@ -50,6 +50,7 @@ extern "C" {
 #include VGPU_SLURM_GRES_H
 #include VGPU_SLURM_SELECT_H
 #include "src/slurmctld/slurmctld.h"
+#include "src/slurmd/common/xcpuinfo.h"
 #include "src/slurmd/slurmd/slurmd.h"
 #undef operator
 }

@@ -191,3 +191,52 @@ t_restarts_keep_devices() {
 	wait_for 60 "the jobs to end" sh -c "[ -z \"\$(squeue -h -j $a,$b,$c,$d,$e 2>/dev/null)\" ]" || true
 	wait_for 30 "all nodes usable" all_nodes_usable || true
 }
+
+# slurm_series: the lab Slurm's release as a number, 2205 for 22.05.x.
+slurm_series() {
+	"$SLURM_SBIN/slurmd" -V | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }'
+}
+
+# Cores= that covers part of a socket: n3 (one socket of two cores) gets
+# devices local to CPU 0 and CPU 1, as on a node whose sockets hold two NUMA
+# nodes each. Slurm 24.11 on drains such a node when it registers (GRES
+# Cores= must match socket boundaries), so gres/vgpu widens each device's
+# cores to its socket there and logs it once, naming the fix that keeps NUMA
+# binding; 22.05 and 23.11 keep the NUMA node's cores. Either way n3 stays
+# usable and runs a vgpu job. The inventory is put back afterwards.
+# (Without the widening, 24.11.5 sets n3 INVAL: "gres/vgpu GRES core
+# specification 0 for node n3 doesn't match socket boundaries".)
+t_socket_aligned_cores() {
+	local inv saved lines=() idx=0 node model file expected got id log=$LAB/log/slurmd-n3.log from
+	inv=$(sed -n 's/^Inventory=//p' "$LAB/etc/vgpu.conf")
+	inv=${inv//%n/n3}
+	saved=$RUN/n3-inventory.saved
+	cp "$inv" "$saved"
+	# shellcheck disable=SC2064
+	trap "cp '$saved' '$inv'; restart_slurmctld; restart_slurmd n3; wait_for 30 'all nodes usable' all_nodes_usable || true" EXIT
+	while read -r node model _ file _; do
+		[ "$node" = n3 ] || continue
+		lines+=("$model $file $idx $idx")
+		idx=$((idx + 1))
+	done < <(device_table)
+	write_inventory "$RUN/inventory-n3.json" "${lines[@]}"
+	cp "$RUN/inventory-n3.json" "$inv"
+	from=$(($(wc -l <"$log") + 1))
+	# slurmctld checks a node's GRES Cores= only when the node's GRES
+	# configuration is new to it (gres.c, _node_config_validate returns early
+	# on an unchanged re-registration): restart it first.
+	restart_slurmctld
+	restart_slurmd n3
+	wait_for 30 "n3 usable" all_nodes_usable ||
+		fail "n3 not usable with NUMA-local devices: $(node_states | tr '\n' ' '); $(scontrol show node n3 | grep -o 'Reason=.*')"
+	if [ "$(slurm_series)" -ge 2411 ]; then expected="Cores=0-1 Cores=0-1 "; else expected="Cores=0 Cores=1 "; fi
+	got=$(slurmd -f "$LAB/etc/slurm.conf" -G -N n3 2>&1 | grep -o 'Name=vgpu.*File=[^ ]*nvidia[01] .*Cores=[0-9,-]*' | grep -o 'Cores=[0-9,-]*' | tr '\n' ' ')
+	expect "n3 devices' Cores= on Slurm $(slurm_series) (slurmd -G)" "$got" "$expected"
+	if [ "$(slurm_series)" -ge 2411 ]; then
+		tail -n "+$from" "$log" | grep -q 'gres/vgpu: Slurm .* widened to whole sockets .*numa_node_as_socket' ||
+			fail "slurmd n3 did not log the widening: $(tail -n "+$from" "$log" | grep 'gres/vgpu' | tail -2 | tr '\n' ' ')"
+	fi
+	id=$(submit_dump -w n3 --gres=vgpu:nvidia:30)
+	wait_job "$id"
+	check_vgpu_env "$id" nvidia 30
+}
