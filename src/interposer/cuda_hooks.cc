@@ -57,10 +57,6 @@ CUresult CurrentDevice(CUdevice* dev) {
   return real ? real(dev) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
-namespace {
-
-// CUDA's side of Admit: the device of a current-context allocation, or of
-// cuMemCreate's location. Returns CUDA_SUCCESS (go on) or what to answer.
 CUresult AdmitOnDevice(const CUdevice* dev, uint64_t bytes, Gate* g) {
   CUresult context_rc = CUDA_SUCCESS;
   *g = Admit(bytes, [&]() -> DeviceAccount* {
@@ -75,6 +71,8 @@ CUresult AdmitOnDevice(const CUdevice* dev, uint64_t bytes, Gate* g) {
   if (!g->refused) return CUDA_SUCCESS;
   return context_rc != CUDA_SUCCESS ? context_rc : CUDA_ERROR_OUT_OF_MEMORY;
 }
+
+namespace {
 
 CUresult AdmitOnCurrentDevice(uint64_t bytes, Gate* g) { return AdmitOnDevice(nullptr, bytes, g); }
 
@@ -185,21 +183,6 @@ VGPU_HOOK CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   return rc;
 }
 
-VGPU_HOOK CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes,
-                               const CUmemAllocationProp* prop, unsigned long long flags) {
-  VGPU_REAL(kCuda, cuMemCreate);
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  Gate g;
-  if (prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
-    const CUdevice dev = prop->location.id;
-    if (CUresult refused = AdmitOnDevice(&dev, bytes, &g)) return refused;
-  }
-  CUresult rc = real(handle, bytes, prop, flags);
-  Settle(g, rc == CUDA_SUCCESS, Kind::kHandle, handle ? *handle : 0);
-  return rc;
-}
-
-
 // Frees: the driver first; what it freed is given back to the job.
 #define VGPU_FREE(name, Type, kind, key)                      \
   VGPU_HOOK CUresult name(Type x) {                          \
@@ -210,7 +193,6 @@ VGPU_HOOK CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t byte
     return rc;                                               \
   }
 VGPU_FREE(cuMemFree_v2, CUdeviceptr, Kind::kPointer, x)
-VGPU_FREE(cuMemRelease, CUmemGenericAllocationHandle, Kind::kHandle, x)
 VGPU_FREE(cuArrayDestroy, CUarray, Kind::kArray, reinterpret_cast<uint64_t>(x))
 
 // Stream-ordered allocations: counted when asked for, given back when the
@@ -308,6 +290,9 @@ const Variant kVariants[] = {
     {"cuDeviceTotalMem", 3020, "cuDeviceTotalMem_v2", nullptr},
     {"cuMemCreate", 0, "cuMemCreate", nullptr},
     {"cuMemRelease", 0, "cuMemRelease", nullptr},
+    {"cuMemMap", 0, "cuMemMap", nullptr},
+    {"cuMemUnmap", 0, "cuMemUnmap", nullptr},
+    {"cuMemRetainAllocationHandle", 0, "cuMemRetainAllocationHandle", nullptr},
     {"cuMemAllocAsync", 0, "cuMemAllocAsync", "cuMemAllocAsync_ptsz"},
     {"cuMemAllocFromPoolAsync", 0, "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz"},
     {"cuMemFreeAsync", 0, "cuMemFreeAsync", "cuMemFreeAsync_ptsz"},
@@ -349,7 +334,9 @@ void* HookForAddress(void* real) {
     const Hook* hooks;
     size_t count;
   };
-  static const Table tables[] = {{kCudaHooks, kCudaHookCount}, {kCudaLaunchHooks, kCudaLaunchHookCount}};
+  static const Table tables[] = {{kCudaHooks, kCudaHookCount},
+                                 {kCudaVmmHooks, kCudaVmmHookCount},
+                                 {kCudaLaunchHooks, kCudaLaunchHookCount}};
   // Never freed: the runtime may ask while the process exits.
   static const std::vector<std::vector<void*>>& addresses = *[] {
     auto* a = new std::vector<std::vector<void*>>();
@@ -359,7 +346,7 @@ void* HookForAddress(void* real) {
     }
     return a;
   }();
-  for (size_t k = 0; k < 2; ++k)
+  for (size_t k = 0; k < sizeof(tables) / sizeof(tables[0]); ++k)
     for (size_t i = 0; i < tables[k].count; ++i)
       if (addresses[k][i] == real) return tables[k].hooks[i].function;
   return nullptr;
@@ -419,8 +406,6 @@ const Hook kCudaHooks[] = {
     VGPU_HOOK_ENTRY(cuMemFree_v2),
     VGPU_HOOK_ENTRY(cuMemGetInfo_v2),
     VGPU_HOOK_ENTRY(cuDeviceTotalMem_v2),
-    VGPU_HOOK_ENTRY(cuMemCreate),
-    VGPU_HOOK_ENTRY(cuMemRelease),
     VGPU_HOOK_ENTRY(cuMemAllocAsync),
     VGPU_HOOK_ENTRY(cuMemAllocAsync_ptsz),
     VGPU_HOOK_ENTRY(cuMemAllocFromPoolAsync),

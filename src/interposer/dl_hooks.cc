@@ -13,16 +13,16 @@ namespace vgpu {
 namespace interposer {
 
 void* HookByName(const char* name) {
-  for (size_t i = 0; i < kCudaHookCount; ++i)
-    if (std::strcmp(kCudaHooks[i].name, name) == 0) return kCudaHooks[i].function;
-  for (size_t i = 0; i < kCudaLaunchHookCount; ++i)
-    if (std::strcmp(kCudaLaunchHooks[i].name, name) == 0) return kCudaLaunchHooks[i].function;
-  for (size_t i = 0; i < kNvmlHookCount; ++i)
-    if (std::strcmp(kNvmlHooks[i].name, name) == 0) return kNvmlHooks[i].function;
-  for (size_t i = 0; i < kHipHookCount; ++i)
-    if (std::strcmp(kHipHooks[i].name, name) == 0) return kHipHooks[i].function;
-  for (size_t i = 0; i < kAclHookCount; ++i)
-    if (std::strcmp(kAclHooks[i].name, name) == 0) return kAclHooks[i].function;
+  struct Table {
+    const Hook* hooks;
+    const size_t& count;
+  };
+  static const Table tables[] = {{kCudaHooks, kCudaHookCount}, {kCudaVmmHooks, kCudaVmmHookCount},
+                                 {kCudaLaunchHooks, kCudaLaunchHookCount}, {kNvmlHooks, kNvmlHookCount},
+                                 {kHipHooks, kHipHookCount}, {kAclHooks, kAclHookCount}};
+  for (const Table& t : tables)
+    for (size_t i = 0; i < t.count; ++i)
+      if (std::strcmp(t.hooks[i].name, name) == 0) return t.hooks[i].function;
   return nullptr;
 }
 

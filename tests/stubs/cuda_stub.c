@@ -67,6 +67,7 @@
 #define ACCEL_NO_DEVICE CUDA_ERROR_NO_DEVICE
 #define ACCEL_NO_CLOCK CUDA_ERROR_NOT_PERMITTED
 #include "stub_accel.h"
+#include "stub_vmm.h"
 
 /* Arguments the simulation does not model (streams, grid sizes, flags) are
  * ignored. */
@@ -282,17 +283,60 @@ CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned int flags) 
   return alloc_current(dptr, bytes);
 }
 
-/* On device prop->location.id (location type must be a device). */
+/* On device prop->location.id (location type must be a device). The
+ * memory stays until the handle is released and unmapped (stub_vmm.h). */
 CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes, const CUmemAllocationProp* prop,
                      unsigned long long flags) {
+  uint64_t h;
   if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
   if (handle == NULL || prop == NULL || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
     return CUDA_ERROR_INVALID_VALUE;
   if (!accel_valid_device(prop->location.id)) return CUDA_ERROR_INVALID_DEVICE;
-  return reserve(KIND_HANDLE, prop->location.id, bytes, handle);
+  TRY(vmm_create(prop->location.id, bytes, &h));
+  *handle = h;
+  return CUDA_SUCCESS;
 }
 
-CUresult cuMemRelease(CUmemGenericAllocationHandle handle) { return accel_release(KIND_HANDLE, handle); }
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
+  TRY(api_ready());
+  return vmm_release(handle);
+}
+
+CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                             unsigned long long flags) {
+  uint64_t va;
+  TRY(api_ready());
+  TRY(vmm_reserve_va(size, &va));
+  *ptr = va;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) { return api_ready(); }
+
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                  unsigned long long flags) {
+  TRY(api_ready());
+  return vmm_map_handle(ptr, size, handle);
+}
+
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  TRY(api_ready());
+  return vmm_unmap(ptr, size);
+}
+
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
+  TRY(api_ready());
+  return desc == NULL || count == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) {
+  uint64_t h;
+  TRY(api_ready());
+  if (handle == NULL) return CUDA_ERROR_INVALID_VALUE;
+  TRY(vmm_retain((uint64_t)(uintptr_t)addr, &h));
+  *handle = h;
+  return CUDA_SUCCESS;
+}
 
 /* Stream-ordered allocation happens at once; pools are ignored. */
 CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream s) { return alloc_current(dptr, bytes); }
@@ -425,6 +469,9 @@ static const proc_t g_procs[] = {
     P("cuMemGetInfo", 3020, cuMemGetInfo_v2), P("cuMemAlloc", 3020, cuMemAlloc_v2),
     P("cuMemAllocPitch", 3020, cuMemAllocPitch_v2), P("cuMemAllocManaged", 0, cuMemAllocManaged),
     P("cuMemFree", 3020, cuMemFree_v2), P("cuMemCreate", 0, cuMemCreate), P("cuMemRelease", 0, cuMemRelease),
+    P("cuMemAddressReserve", 0, cuMemAddressReserve), P("cuMemAddressFree", 0, cuMemAddressFree),
+    P("cuMemMap", 0, cuMemMap), P("cuMemUnmap", 0, cuMemUnmap), P("cuMemSetAccess", 0, cuMemSetAccess),
+    P("cuMemRetainAllocationHandle", 0, cuMemRetainAllocationHandle),
     PT("cuMemAllocAsync", cuMemAllocAsync), PT("cuMemAllocFromPoolAsync", cuMemAllocFromPoolAsync),
     PT("cuMemFreeAsync", cuMemFreeAsync), P("cuArrayCreate", 3020, cuArrayCreate_v2),
     P("cuArray3DCreate", 3020, cuArray3DCreate_v2), P("cuArrayDestroy", 0, cuArrayDestroy),

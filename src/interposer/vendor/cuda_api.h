@@ -65,6 +65,12 @@ typedef struct CUmemAllocationProp_st {
     unsigned char reserved[4];
   } allocFlags;
 } CUmemAllocationProp;
+/* cuMemSetAccess: flags 3 = CU_MEM_ACCESS_FLAGS_PROT_READWRITE. */
+enum { CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3 };
+typedef struct CUmemAccessDesc_st {
+  CUmemLocation location;
+  int flags;
+} CUmemAccessDesc;
 
 /* cuEventCreate flags (CUevent_flags). */
 enum { CU_EVENT_DEFAULT = 0, CU_EVENT_DISABLE_TIMING = 2 };
@@ -147,6 +153,14 @@ CUresult cuMemFree_v2(CUdeviceptr dptr);
 CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes, const CUmemAllocationProp* prop,
                      unsigned long long flags);
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle);
+CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                             unsigned long long flags);
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size);
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                  unsigned long long flags);
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count);
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr);
 CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream stream);
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUstream stream);
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream stream);

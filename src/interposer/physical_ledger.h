@@ -1,0 +1,83 @@
+// Device memory of the virtual memory management APIs (CUDA's cuMemCreate /
+// cuMemMap / cuMemUnmap / cuMemRelease; HIP's hipMem* twins): a physical
+// allocation stays on the device while its handle is unreleased or any
+// mapping of it remains, whichever ends last, as the drivers document. So
+// its charge is given back only then: NCCL releases a handle right after
+// mapping it, and PyTorch's expandable segments unmap before they release;
+// both must keep the memory counted while it is mapped.
+//
+// Thread-safe. Keys are the driver's handle values and virtual addresses;
+// a handle the ledger never saw created (imported from another process,
+// made before the job's limits applied) is ignored: its memory is counted
+// where it was created.
+#ifndef VGPU_INTERPOSER_PHYSICAL_LEDGER_H_
+#define VGPU_INTERPOSER_PHYSICAL_LEDGER_H_
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "enforcer.h"
+
+namespace vgpu {
+namespace interposer {
+
+class PhysicalLedger {
+ public:
+  // A charge to give back: `bytes` of `account`.
+  struct Charge {
+    DeviceAccount* account;
+    uint64_t bytes;
+  };
+
+  // The process's ledger (never freed: hooks may run while it exits).
+  static PhysicalLedger& Get();
+
+  // `handle` was created with `bytes` charged to `account` (one reference).
+  void Created(uint64_t handle, DeviceAccount* account, uint64_t bytes);
+  // Another reference to `handle` (cuMemRetainAllocationHandle).
+  void Retained(uint64_t handle);
+  // `handle` is mapped at [va, va + size).
+  void Mapped(uint64_t handle, uint64_t va, uint64_t size);
+  // The handle that the mapping holding `va` maps, or false.
+  bool HandleAt(uint64_t va, uint64_t* handle) const;
+
+  // One reference to `handle` is released; the charge to give back if that
+  // was the last reference and nothing maps it.
+  std::vector<Charge> Released(uint64_t handle);
+  // Every mapping inside [va, va + size) is gone; the charges of the
+  // allocations that no longer exist.
+  std::vector<Charge> Unmapped(uint64_t va, uint64_t size);
+
+  // After fork, in the child: the parent's driver state is not the child's.
+  void Clear();
+
+ private:
+  struct Allocation {
+    DeviceAccount* account;
+    uint64_t bytes;
+    int references;
+    int mappings;
+  };
+  struct Mapping {
+    uint64_t size;
+    uint64_t handle;
+  };
+
+  // Ends `handle` if nothing holds it any more.
+  void EndIfUnused(uint64_t handle, std::vector<Charge>* out);
+
+  mutable std::mutex lock_;
+  std::unordered_map<uint64_t, Allocation> allocations_;
+  std::map<uint64_t, Mapping> mappings_;  // by start address
+};
+
+// Gives each charge back to its account.
+void GiveBack(const std::vector<PhysicalLedger::Charge>& charges);
+
+}  // namespace interposer
+}  // namespace vgpu
+
+#endif  // VGPU_INTERPOSER_PHYSICAL_LEDGER_H_
