@@ -195,45 +195,6 @@ VGPU_HOOK CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
 VGPU_FREE(cuMemFree_v2, CUdeviceptr, Kind::kPointer, x)
 VGPU_FREE(cuArrayDestroy, CUarray, Kind::kArray, reinterpret_cast<uint64_t>(x))
 
-// Stream-ordered allocations: counted when asked for, given back when the
-// free is enqueued (the driver may reuse the memory only after that).
-#define VGPU_ALLOC_ASYNC(name)                                                   \
-  VGPU_HOOK CUresult name(CUdeviceptr* dptr, size_t bytes, CUstream stream) {    \
-    VGPU_REAL(kCuda, name);                                                      \
-    if (!real) return CUDA_ERROR_NOT_INITIALIZED;                                \
-    Gate g;                                                                      \
-    if (CUresult refused = AdmitOnCurrentDevice(bytes, &g)) return refused;      \
-    CUresult rc = real(dptr, bytes, stream);                                     \
-    Settle(g, rc == CUDA_SUCCESS, Kind::kPointer, dptr ? *dptr : 0);                             \
-    return rc;                                                                   \
-  }
-VGPU_ALLOC_ASYNC(cuMemAllocAsync)
-VGPU_ALLOC_ASYNC(cuMemAllocAsync_ptsz)
-
-#define VGPU_ALLOC_FROM_POOL(name)                                                             \
-  VGPU_HOOK CUresult name(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream stream) { \
-    VGPU_REAL(kCuda, name);                                                                    \
-    if (!real) return CUDA_ERROR_NOT_INITIALIZED;                                              \
-    Gate g;                                                                                    \
-    if (CUresult refused = AdmitOnCurrentDevice(bytes, &g)) return refused;                    \
-    CUresult rc = real(dptr, bytes, pool, stream);                                             \
-    Settle(g, rc == CUDA_SUCCESS, Kind::kPointer, dptr ? *dptr : 0);                                           \
-    return rc;                                                                                 \
-  }
-VGPU_ALLOC_FROM_POOL(cuMemAllocFromPoolAsync)
-VGPU_ALLOC_FROM_POOL(cuMemAllocFromPoolAsync_ptsz)
-
-#define VGPU_FREE_ASYNC(name)                                        \
-  VGPU_HOOK CUresult name(CUdeviceptr dptr, CUstream stream) {       \
-    VGPU_REAL(kCuda, name);                                          \
-    if (!real) return CUDA_ERROR_NOT_INITIALIZED;                    \
-    CUresult rc = real(dptr, stream);                                \
-    if (rc == CUDA_SUCCESS) Freed(Kind::kPointer, dptr);             \
-    return rc;                                                       \
-  }
-VGPU_FREE_ASYNC(cuMemFreeAsync)
-VGPU_FREE_ASYNC(cuMemFreeAsync_ptsz)
-
 VGPU_HOOK CUresult cuArrayCreate_v2(CUarray* array, const CUDA_ARRAY_DESCRIPTOR* desc) {
   VGPU_REAL(kCuda, cuArrayCreate_v2);
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
@@ -296,6 +257,9 @@ const Variant kVariants[] = {
     {"cuMemAllocAsync", 0, "cuMemAllocAsync", "cuMemAllocAsync_ptsz"},
     {"cuMemAllocFromPoolAsync", 0, "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz"},
     {"cuMemFreeAsync", 0, "cuMemFreeAsync", "cuMemFreeAsync_ptsz"},
+    {"cuMemPoolTrimTo", 0, "cuMemPoolTrimTo", nullptr},
+    {"cuMemPoolSetAttribute", 0, "cuMemPoolSetAttribute", nullptr},
+    {"cuMemPoolDestroy", 0, "cuMemPoolDestroy", nullptr},
     {"cuArrayCreate", 3020, "cuArrayCreate_v2", nullptr},
     {"cuArray3DCreate", 3020, "cuArray3DCreate_v2", nullptr},
     {"cuArrayDestroy", 0, "cuArrayDestroy", nullptr},
@@ -336,6 +300,7 @@ void* HookForAddress(void* real) {
   };
   static const Table tables[] = {{kCudaHooks, kCudaHookCount},
                                  {kCudaVmmHooks, kCudaVmmHookCount},
+                                 {kCudaPoolHooks, kCudaPoolHookCount},
                                  {kCudaLaunchHooks, kCudaLaunchHookCount}};
   // Never freed: the runtime may ask while the process exits.
   static const std::vector<std::vector<void*>>& addresses = *[] {
@@ -406,12 +371,6 @@ const Hook kCudaHooks[] = {
     VGPU_HOOK_ENTRY(cuMemFree_v2),
     VGPU_HOOK_ENTRY(cuMemGetInfo_v2),
     VGPU_HOOK_ENTRY(cuDeviceTotalMem_v2),
-    VGPU_HOOK_ENTRY(cuMemAllocAsync),
-    VGPU_HOOK_ENTRY(cuMemAllocAsync_ptsz),
-    VGPU_HOOK_ENTRY(cuMemAllocFromPoolAsync),
-    VGPU_HOOK_ENTRY(cuMemAllocFromPoolAsync_ptsz),
-    VGPU_HOOK_ENTRY(cuMemFreeAsync),
-    VGPU_HOOK_ENTRY(cuMemFreeAsync_ptsz),
     VGPU_HOOK_ENTRY(cuArrayCreate_v2),
     VGPU_HOOK_ENTRY(cuArray3DCreate_v2),
     VGPU_HOOK_ENTRY(cuArrayDestroy),

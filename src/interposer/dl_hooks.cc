@@ -18,6 +18,7 @@ void* HookByName(const char* name) {
     const size_t& count;
   };
   static const Table tables[] = {{kCudaHooks, kCudaHookCount}, {kCudaVmmHooks, kCudaVmmHookCount},
+                                 {kCudaPoolHooks, kCudaPoolHookCount},
                                  {kCudaLaunchHooks, kCudaLaunchHookCount}, {kNvmlHooks, kNvmlHookCount},
                                  {kHipHooks, kHipHookCount}, {kAclHooks, kAclHookCount}};
   for (const Table& t : tables)

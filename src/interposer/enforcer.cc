@@ -148,7 +148,13 @@ DeviceAccount* Enforcer::Find(const std::string& uuid) {
 }
 
 bool Enforcer::Reserve(DeviceAccount* device, uint64_t bytes) {
-  return device->region->Reserve(bytes, device->limit.memory_bytes) == UsageRegion::Reservation::kOk;
+  auto fits = [&] {
+    return device->region->Reserve(bytes, device->limit.memory_bytes) == UsageRegion::Reservation::kOk;
+  };
+  if (fits()) return true;
+  if (!reclaimer_) return false;
+  reclaimer_();
+  return fits();
 }
 
 void Enforcer::Release(DeviceAccount* device, uint64_t bytes) { device->region->Release(bytes); }

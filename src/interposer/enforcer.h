@@ -65,8 +65,13 @@ class Enforcer {
   DeviceAccount* Find(const std::string& uuid);
 
   // Takes `bytes` of the device's limit for this process; false if the
-  // job's total would pass it.
+  // job's total would pass it, even after the reclaimer ran.
   bool Reserve(DeviceAccount* device, uint64_t bytes);
+  // Run when a reservation does not fit, before it is refused: gives back
+  // charges for memory the driver has since let go without a call we hook
+  // (a stream-ordered pool shrinks at a synchronisation). Set once, by the
+  // pool hooks; it must only give back, never reserve.
+  void SetReclaimer(void (*reclaim)()) { reclaimer_ = reclaim; }
   void Release(DeviceAccount* device, uint64_t bytes);
   uint64_t Used(const DeviceAccount* device) const;
 
@@ -83,6 +88,7 @@ class Enforcer {
   void AfterForkInChild();
 
   Mode mode_ = Mode::kInactive;
+  void (*reclaimer_)() = nullptr;
   uint32_t job_id_ = 0;
   std::string failure_;
   std::vector<std::unique_ptr<DeviceAccount>> devices_;

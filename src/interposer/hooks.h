@@ -16,10 +16,13 @@ struct Hook {
   void* function;    // our hook
 };
 
-// Each vendor's hooks (cuda_hooks.cc, cuda_vmm_hooks.cc, launch_hooks.cc, nvml_hooks.cc,
+// Each vendor's hooks (cuda_hooks.cc, cuda_vmm_hooks.cc,
+// cuda_pool_hooks.cc, launch_hooks.cc, nvml_hooks.cc,
 // hip_hooks.cc, acl_hooks.cc).
 extern const Hook kCudaHooks[];
 extern const size_t kCudaHookCount;
+extern const Hook kCudaPoolHooks[];
+extern const size_t kCudaPoolHookCount;
 extern const Hook kCudaVmmHooks[];
 extern const size_t kCudaVmmHookCount;
 extern const Hook kCudaLaunchHooks[];

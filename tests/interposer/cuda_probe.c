@@ -5,6 +5,7 @@
  *
  *   init [ORDINAL]          cuInit, cuDeviceGet, cuCtxCreate       -> "init RC"
  *   alloc|managed|create|async|async_ptsz|pool|pool_ptsz BYTES      -> "<cmd> RC"
+ *                           (pool: from the device's default pool)
  *   pitch WIDTH HEIGHT                                             -> "pitch RC PITCH"
  *   array W H | array3d W H D  (1-channel float)                   -> "<cmd> RC"
  *   free                    frees the newest allocation still held -> "free RC"
@@ -18,6 +19,12 @@
  *   vunmap                  cuMemUnmap of the newest mapping          -> "vunmap RC"
  *   vfree                   as expandable segments shrink: cuMemUnmap
  *                           the newest mapping, then cuMemRelease   -> "vfree RC"
+ *   threshold BYTES         the release threshold of the device's default
+ *                           pool (PyTorch's cudaMallocAsync backend sets
+ *                           UINT64_MAX: freed memory stays in the pool) -> "threshold RC"
+ *   trim BYTES              cuMemPoolTrimTo of the default pool       -> "trim RC"
+ *   sync                    cuCtxSynchronize (pools give back memory
+ *                           above their threshold)                  -> "sync RC"
  *   info                    cuMemGetInfo_v2                        -> "info RC FREE TOTAL"
  *   total                   cuDeviceTotalMem_v2 of the device      -> "total RC BYTES"
  *   nvml                    NVML memory info of device 0, found
@@ -184,8 +191,11 @@ int main(int argc, char** argv) {
       rc = !strcmp(c, "async") ? cuMemAllocAsync(&p, num(a1), NULL) : cuMemAllocAsync_ptsz(&p, num(a1), NULL);
       allocated(c, rc, HELD_ASYNC, p), ++i;
     } else if (!strcmp(c, "pool") || !strcmp(c, "pool_ptsz")) {
-      rc = !strcmp(c, "pool") ? cuMemAllocFromPoolAsync(&p, num(a1), NULL, NULL)
-                              : cuMemAllocFromPoolAsync_ptsz(&p, num(a1), NULL, NULL);
+      CUmemoryPool pool = NULL;
+      rc = cuDeviceGetDefaultMemPool(&pool, device);
+      if (rc == CUDA_SUCCESS)
+        rc = !strcmp(c, "pool") ? cuMemAllocFromPoolAsync(&p, num(a1), pool, NULL)
+                                : cuMemAllocFromPoolAsync_ptsz(&p, num(a1), pool, NULL);
       allocated(c, rc, HELD_ASYNC, p), ++i;
     } else if (!strcmp(c, "pitch")) {
       size_t pitch = 0;
@@ -223,6 +233,16 @@ int main(int argc, char** argv) {
       printf("vretain %d\n", rc);
     } else if (!strcmp(c, "vunmap") || !strcmp(c, "vfree")) {
       printf("%s %d\n", c, vunmap(!strcmp(c, "vfree")));
+    } else if (!strcmp(c, "threshold") || !strcmp(c, "trim")) {
+      CUmemoryPool pool = NULL;
+      cuuint64_t v = num(a1);
+      rc = cuDeviceGetDefaultMemPool(&pool, device);
+      if (rc == CUDA_SUCCESS)
+        rc = !strcmp(c, "trim") ? cuMemPoolTrimTo(pool, v)
+                                : cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v);
+      printf("%s %d\n", c, rc), ++i;
+    } else if (!strcmp(c, "sync")) {
+      printf("sync %d\n", cuCtxSynchronize());
     } else if (!strcmp(c, "info")) {
       size_t f = 0, t = 0;
       rc = cuMemGetInfo_v2(&f, &t);

@@ -68,6 +68,7 @@
 #define ACCEL_NO_CLOCK CUDA_ERROR_NOT_PERMITTED
 #include "stub_accel.h"
 #include "stub_vmm.h"
+#include "stub_pool.h"
 
 /* Arguments the simulation does not model (streams, grid sizes, flags) are
  * ignored. */
@@ -238,7 +239,12 @@ CUresult cuCtxGetCurrent(CUcontext* ctx) {
 CUresult cuCtxGetDevice(CUdevice* device) { return accel_get_device(device); }
 
 /* Sleeps until this process's last kernel on the current device ended. */
-CUresult cuCtxSynchronize(void) { return accel_synchronize(); }
+/* Pools give back what they reserve above their threshold (stub_pool.h). */
+CUresult cuCtxSynchronize(void) {
+  TRY(accel_synchronize());
+  pool_synchronized();
+  return CUDA_SUCCESS;
+}
 
 CUresult cuStreamSynchronize(CUstream stream) { return cuCtxSynchronize(); }
 
@@ -338,17 +344,68 @@ CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void*
   return CUDA_SUCCESS;
 }
 
-/* Stream-ordered allocation happens at once; pools are ignored. */
-CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream s) { return alloc_current(dptr, bytes); }
+/* Stream-ordered allocation happens at once, from the current device's
+ * default pool or the one given (stub_pool.h). */
+CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream s) {
+  int device;
+  uint64_t pool, p;
+  TRY(api_current_device(&device));
+  TRY(pool_of_device(device, &pool));
+  TRY(pool_alloc(pool, bytes, &p));
+  *dptr = p;
+  return CUDA_SUCCESS;
+}
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUstream s) { return cuMemAllocAsync(dptr, bytes, s); }
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream s) {
-  return alloc_current(dptr, bytes);
+  uint64_t p;
+  TRY(api_ready());
+  TRY(pool_alloc((uint64_t)(uintptr_t)pool, bytes, &p));
+  *dptr = p;
+  return CUDA_SUCCESS;
 }
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream s) {
   return cuMemAllocFromPoolAsync(dptr, bytes, pool, s);
 }
-CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s) { return accel_release(KIND_PTR, dptr); }
+/* Back to its pool; a cuMemAlloc pointer is freed as cuMemFree would. */
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s) {
+  TRY(api_ready());
+  return pool_free(dptr) ? CUDA_SUCCESS : accel_release(KIND_PTR, dptr);
+}
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s) { return cuMemFreeAsync(dptr, s); }
+
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice device) {
+  uint64_t p;
+  TRY(accel_device_call(pool, device));
+  TRY(pool_of_device(device, &p));
+  *pool = (CUmemoryPool)(uintptr_t)p;
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice device) { return cuDeviceGetDefaultMemPool(pool, device); }
+CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props) {
+  uint64_t p;
+  TRY(api_ready());
+  if (pool == NULL || props == NULL || props->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    return CUDA_ERROR_INVALID_VALUE;
+  TRY(pool_create(props->location.id, &p));
+  *pool = (CUmemoryPool)(uintptr_t)p;
+  return CUDA_SUCCESS;
+}
+CUresult cuMemPoolDestroy(CUmemoryPool pool) {
+  TRY(api_ready());
+  return pool_destroy((uint64_t)(uintptr_t)pool);
+}
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
+  TRY(api_ready());
+  return pool_trim((uint64_t)(uintptr_t)pool, keep);
+}
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+  TRY(api_ready());
+  return pool_attribute((uint64_t)(uintptr_t)pool, attr, (uint64_t*)value, 1);
+}
+CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+  TRY(api_ready());
+  return pool_attribute((uint64_t)(uintptr_t)pool, attr, (uint64_t*)value, 0);
+}
 
 /* Width * max(Height,1) * max(Depth,1) * NumChannels * element bytes of
  * Format (1: INT8, 2: INT16/HALF, 4: INT32/FLOAT; else invalid), on the
@@ -435,7 +492,11 @@ CUresult cuEventRecord(CUevent event, CUstream stream) { return accel_event_reco
 CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) { return cuEventRecord(event, stream); }
 
 CUresult cuEventQuery(CUevent event) { return accel_event_query((uintptr_t)event); }
-CUresult cuEventSynchronize(CUevent event) { return accel_event_synchronize((uintptr_t)event); }
+CUresult cuEventSynchronize(CUevent event) {
+  TRY(accel_event_synchronize((uintptr_t)event));
+  pool_synchronized();
+  return CUDA_SUCCESS;
+}
 
 /* Handle errors (unknown, never recorded, DISABLE_TIMING) come before
  * CUDA_ERROR_NOT_READY. */
@@ -473,7 +534,10 @@ static const proc_t g_procs[] = {
     P("cuMemMap", 0, cuMemMap), P("cuMemUnmap", 0, cuMemUnmap), P("cuMemSetAccess", 0, cuMemSetAccess),
     P("cuMemRetainAllocationHandle", 0, cuMemRetainAllocationHandle),
     PT("cuMemAllocAsync", cuMemAllocAsync), PT("cuMemAllocFromPoolAsync", cuMemAllocFromPoolAsync),
-    PT("cuMemFreeAsync", cuMemFreeAsync), P("cuArrayCreate", 3020, cuArrayCreate_v2),
+    PT("cuMemFreeAsync", cuMemFreeAsync), P("cuDeviceGetDefaultMemPool", 0, cuDeviceGetDefaultMemPool),
+    P("cuDeviceGetMemPool", 0, cuDeviceGetMemPool), P("cuMemPoolCreate", 0, cuMemPoolCreate),
+    P("cuMemPoolDestroy", 0, cuMemPoolDestroy), P("cuMemPoolTrimTo", 0, cuMemPoolTrimTo),
+    P("cuMemPoolSetAttribute", 0, cuMemPoolSetAttribute), P("cuMemPoolGetAttribute", 0, cuMemPoolGetAttribute), P("cuArrayCreate", 3020, cuArrayCreate_v2),
     P("cuArray3DCreate", 3020, cuArray3DCreate_v2), P("cuArrayDestroy", 0, cuArrayDestroy),
     PT("cuLaunchKernel", cuLaunchKernel), PT("cuLaunchKernelEx", cuLaunchKernelEx),
     PT("cuLaunchCooperativeKernel", cuLaunchCooperativeKernel), PT("cuGraphLaunch", cuGraphLaunch),

@@ -67,6 +67,21 @@ typedef struct CUmemAllocationProp_st {
 } CUmemAllocationProp;
 /* cuMemSetAccess: flags 3 = CU_MEM_ACCESS_FLAGS_PROT_READWRITE. */
 enum { CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3 };
+/* Memory pools: attributes as CUDA numbers them (values are cuuint64_t). */
+typedef enum CUmemPool_attribute_enum {
+  CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4,
+  CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT = 5,
+  CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7
+} CUmemPool_attribute;
+typedef struct CUmemPoolProps_st {
+  int allocType;
+  int handleTypes;
+  CUmemLocation location;
+  void* win32SecurityAttributes;
+  size_t maxSize;
+  unsigned short usage;
+  unsigned char reserved[54];
+} CUmemPoolProps;
 typedef struct CUmemAccessDesc_st {
   CUmemLocation location;
   int flags;
@@ -167,6 +182,13 @@ CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool p
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream stream);
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream);
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream);
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice device);
+CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice device);
+CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props);
+CUresult cuMemPoolDestroy(CUmemoryPool pool);
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep);
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value);
+CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value);
 CUresult cuArrayCreate_v2(CUarray* array, const CUDA_ARRAY_DESCRIPTOR* desc);
 CUresult cuArray3DCreate_v2(CUarray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc);
 CUresult cuArrayDestroy(CUarray array);
