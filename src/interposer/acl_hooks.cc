@@ -12,6 +12,7 @@
 #include "export.h"
 #include "hooks.h"
 #include "launch_pacer.h"
+#include "physical_ledger.h"
 #include "real_symbols.h"
 
 namespace vgpu {
@@ -121,6 +122,7 @@ VGPU_HOOK aclError aclInit(const char* config_path) {
   }
 VGPU_ACL_ALLOC(aclrtMalloc, (void** ptr, size_t size, aclrtMemMallocPolicy policy), (ptr, size, policy))
 VGPU_ACL_ALLOC(aclrtMallocCached, (void** ptr, size_t size, aclrtMemMallocPolicy policy), (ptr, size, policy))
+VGPU_ACL_ALLOC(aclrtMallocAlign32, (void** ptr, size_t size, aclrtMemMallocPolicy policy), (ptr, size, policy))
 VGPU_ACL_ALLOC(aclrtMallocWithCfg, (void** ptr, size_t size, aclrtMemMallocPolicy policy, void* config),
                (ptr, size, policy, config))
 
@@ -129,6 +131,50 @@ VGPU_HOOK aclError aclrtFree(void* ptr) {
   if (!real) return ACL_ERROR_UNINITIALIZE;
   aclError rc = real(ptr);
   if (rc == ACL_SUCCESS && ptr) Freed(Kind::kPointer, reinterpret_cast<uint64_t>(ptr));
+  return rc;
+}
+
+// Virtual memory (torch_npu's expandable segments): charged when the
+// physical memory is made, given back when it is freed and unmapped, in
+// either order (physical_ledger.h).
+VGPU_HOOK aclError aclrtMallocPhysical(aclrtDrvMemHandle* handle, size_t size, const aclrtPhysicalMemProp* prop,
+                                       uint64_t flags) {
+  VGPU_REAL(kAcl, aclrtMallocPhysical);
+  if (!real) return ACL_ERROR_UNINITIALIZE;
+  Gate g;
+  if (prop && prop->location.type == ACL_MEM_LOCATION_TYPE_DEVICE && size > 0) {
+    const auto dev = static_cast<int32_t>(prop->location.id);
+    g = Admit(size, [dev] { return AccountOf(dev); });
+    if (g.refused) return ACL_ERROR_RT_MEMORY_ALLOCATION;
+  }
+  aclError rc = real(handle, size, prop, flags);
+  SettleCreated(g, rc == ACL_SUCCESS && handle, handle ? reinterpret_cast<uint64_t>(*handle) : 0);
+  return rc;
+}
+
+VGPU_HOOK aclError aclrtFreePhysical(aclrtDrvMemHandle handle) {
+  VGPU_REAL(kAcl, aclrtFreePhysical);
+  if (!real) return ACL_ERROR_UNINITIALIZE;
+  aclError rc = real(handle);
+  if (rc == ACL_SUCCESS) GiveBack(PhysicalLedger::Get().Released(reinterpret_cast<uint64_t>(handle)));
+  return rc;
+}
+
+VGPU_HOOK aclError aclrtMapMem(void* va, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags) {
+  VGPU_REAL(kAcl, aclrtMapMem);
+  if (!real) return ACL_ERROR_UNINITIALIZE;
+  aclError rc = real(va, size, offset, handle, flags);
+  if (rc == ACL_SUCCESS)
+    PhysicalLedger::Get().Mapped(reinterpret_cast<uint64_t>(handle), reinterpret_cast<uint64_t>(va), size);
+  return rc;
+}
+
+// Unmaps the mapping that starts at `va`.
+VGPU_HOOK aclError aclrtUnmapMem(void* va) {
+  VGPU_REAL(kAcl, aclrtUnmapMem);
+  if (!real) return ACL_ERROR_UNINITIALIZE;
+  aclError rc = real(va);
+  if (rc == ACL_SUCCESS) GiveBack(PhysicalLedger::Get().Unmapped(reinterpret_cast<uint64_t>(va), 1));
   return rc;
 }
 
@@ -177,7 +223,8 @@ const Hook kAclHooks[] = {
     VGPU_ACL_ENTRY(aclInit),           VGPU_ACL_ENTRY(aclrtMalloc),      VGPU_ACL_ENTRY(aclrtMallocCached),
     VGPU_ACL_ENTRY(aclrtMallocWithCfg), VGPU_ACL_ENTRY(aclrtFree),       VGPU_ACL_ENTRY(aclrtGetMemInfo),
     VGPU_ACL_ENTRY(aclrtLaunchKernel), VGPU_ACL_ENTRY(aclmdlExecuteAsync), VGPU_ACL_ENTRY(aclmdlExecute),
-    VGPU_ACL_ENTRY(aclopExecuteV2),
+    VGPU_ACL_ENTRY(aclopExecuteV2),    VGPU_ACL_ENTRY(aclrtMallocAlign32), VGPU_ACL_ENTRY(aclrtMallocPhysical),
+    VGPU_ACL_ENTRY(aclrtFreePhysical), VGPU_ACL_ENTRY(aclrtMapMem),      VGPU_ACL_ENTRY(aclrtUnmapMem),
 };
 const size_t kAclHookCount = sizeof(kAclHooks) / sizeof(kAclHooks[0]);
 

@@ -28,11 +28,7 @@ VGPU_HOOK CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t byte
     if (CUresult refused = AdmitOnDevice(&dev, bytes, &g)) return refused;
   }
   CUresult rc = real(handle, bytes, prop, flags);
-  if (!g.account) return rc;
-  if (rc == CUDA_SUCCESS && handle)
-    PhysicalLedger::Get().Created(*handle, g.account, g.bytes);
-  else
-    Enforcer::Get().Release(g.account, g.bytes);
+  SettleCreated(g, rc == CUDA_SUCCESS && handle, handle ? *handle : 0);
   return rc;
 }
 

@@ -87,5 +87,13 @@ void GiveBack(const std::vector<PhysicalLedger::Charge>& charges) {
   for (const auto& c : charges) e.Release(c.account, c.bytes);
 }
 
+void SettleCreated(const Gate& g, bool created, uint64_t handle) {
+  if (!g.account) return;
+  if (created)
+    PhysicalLedger::Get().Created(handle, g.account, g.bytes);
+  else
+    Enforcer::Get().Release(g.account, g.bytes);
+}
+
 }  // namespace interposer
 }  // namespace vgpu

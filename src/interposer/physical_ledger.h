@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "accounting.h"
 #include "enforcer.h"
 
 namespace vgpu {
@@ -76,6 +77,10 @@ class PhysicalLedger {
 
 // Gives each charge back to its account.
 void GiveBack(const std::vector<PhysicalLedger::Charge>& charges);
+
+// After a physical allocation admitted as `g` (accounting.h): the ledger
+// takes the charge under `handle` if `created`, else it is given back.
+void SettleCreated(const Gate& g, bool created, uint64_t handle);
 
 }  // namespace interposer
 }  // namespace vgpu

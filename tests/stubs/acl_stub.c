@@ -50,6 +50,7 @@
 #define ACCEL_NO_DEVICE ACL_ERROR_RT_NO_DEVICE
 #define ACCEL_NO_CLOCK ACL_ERROR_UNINITIALIZE
 #include "stub_accel.h"
+#include "stub_vmm.h"
 
 /* Arguments the simulation does not model are ignored. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -122,6 +123,44 @@ aclError aclrtMalloc(void** ptr, size_t size, aclrtMemMallocPolicy policy) { ret
 aclError aclrtMallocCached(void** ptr, size_t size, aclrtMemMallocPolicy policy) { return alloc_current(ptr, size); }
 aclError aclrtMallocWithCfg(void** ptr, size_t size, aclrtMemMallocPolicy policy, void* config) {
   return alloc_current(ptr, size);
+}
+
+/* 32-byte aligned (torch_npu's caching allocator): as aclrtMalloc here. */
+aclError aclrtMallocAlign32(void** ptr, size_t size, aclrtMemMallocPolicy policy) { return alloc_current(ptr, size); }
+
+/* Virtual memory (stub_vmm.h): physical memory lives until it is freed and
+ * unmapped. aclrtUnmapMem unmaps the mapping that starts at `va`. */
+aclError aclrtMallocPhysical(aclrtDrvMemHandle* handle, size_t size, const aclrtPhysicalMemProp* prop,
+                             uint64_t flags) {
+  uint64_t h;
+  TRY(api_ready());
+  if (handle == NULL || prop == NULL || prop->location.type != ACL_MEM_LOCATION_TYPE_DEVICE)
+    return ACL_ERROR_INVALID_PARAM;
+  if (!accel_valid_device((int)prop->location.id)) return ACL_ERROR_INVALID_DEVICE;
+  TRY(vmm_create((int)prop->location.id, size, &h));
+  *handle = (aclrtDrvMemHandle)(uintptr_t)h;
+  return ACL_SUCCESS;
+}
+aclError aclrtFreePhysical(aclrtDrvMemHandle handle) {
+  TRY(api_ready());
+  return vmm_release((uint64_t)(uintptr_t)handle);
+}
+aclError aclrtReserveMemAddress(void** va, size_t size, size_t alignment, void* expected, uint64_t flags) {
+  uint64_t v;
+  TRY(api_ready());
+  if (va == NULL) return ACL_ERROR_INVALID_PARAM;
+  TRY(vmm_reserve_va(size, &v));
+  *va = (void*)(uintptr_t)v;
+  return ACL_SUCCESS;
+}
+aclError aclrtReleaseMemAddress(void* va) { return api_ready(); }
+aclError aclrtMapMem(void* va, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags) {
+  TRY(api_ready());
+  return vmm_map_handle((uint64_t)(uintptr_t)va, size, (uint64_t)(uintptr_t)handle);
+}
+aclError aclrtUnmapMem(void* va) {
+  TRY(api_ready());
+  return vmm_unmap((uint64_t)(uintptr_t)va, 1);
 }
 
 aclError aclrtFree(void* ptr) {

@@ -52,6 +52,26 @@ typedef enum aclrtMemAttr {
   ACL_HBM_MEM_P2P_NORMAL = 7
 } aclrtMemAttr;
 
+/* Virtual memory (CANN 7+; torch_npu's expandable segments): physical
+ * memory made by aclrtMallocPhysical on location.id (a logical device,
+ * type ACL_MEM_LOCATION_TYPE_DEVICE) and mapped into a reserved range. */
+typedef void* aclrtDrvMemHandle;
+typedef enum aclrtMemLocationType {
+  ACL_MEM_LOCATION_TYPE_HOST = 0,
+  ACL_MEM_LOCATION_TYPE_DEVICE = 1
+} aclrtMemLocationType;
+typedef struct aclrtMemLocation {
+  uint32_t id;
+  aclrtMemLocationType type;
+} aclrtMemLocation;
+typedef struct aclrtPhysicalMemProp {
+  int handleType;     /* ACL_MEM_HANDLE_TYPE_NONE = 0 */
+  int allocationType; /* ACL_MEM_ALLOCATION_TYPE_PINNED = 0 */
+  aclrtMemAttr memAttr;
+  aclrtMemLocation location;
+  uint64_t reserve;
+} aclrtPhysicalMemProp;
+
 typedef enum aclrtEventRecordedStatus {
   ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
   ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
@@ -68,7 +88,15 @@ aclError aclrtGetPhyDevIdByLogicDevId(int32_t logic_device, int32_t* physical_de
 aclError aclrtMalloc(void** ptr, size_t size, aclrtMemMallocPolicy policy);
 aclError aclrtMallocCached(void** ptr, size_t size, aclrtMemMallocPolicy policy);
 aclError aclrtMallocWithCfg(void** ptr, size_t size, aclrtMemMallocPolicy policy, void* config);
+aclError aclrtMallocAlign32(void** ptr, size_t size, aclrtMemMallocPolicy policy);
 aclError aclrtFree(void* ptr);
+aclError aclrtReserveMemAddress(void** va, size_t size, size_t alignment, void* expected, uint64_t flags);
+aclError aclrtReleaseMemAddress(void* va);
+aclError aclrtMallocPhysical(aclrtDrvMemHandle* handle, size_t size, const aclrtPhysicalMemProp* prop,
+                             uint64_t flags);
+aclError aclrtFreePhysical(aclrtDrvMemHandle handle);
+aclError aclrtMapMem(void* va, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags);
+aclError aclrtUnmapMem(void* va);
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free_bytes, size_t* total_bytes);
 
 /* Work on the device: kernels, models, single operators. */
