@@ -77,11 +77,22 @@ const EventOps kHipEvents = {
     },
 };
 
-uint64_t PaceBefore(hipStream_t stream) {
+uint64_t PaceBeforeDevice(int dev, hipStream_t stream) {
   Enforcer& e = Enforcer::Get();
   if (!e.active()) return 0;
-  DeviceAccount* account = AccountOf(CurrentDevice());
+  DeviceAccount* account = AccountOf(dev);
   return account ? LaunchPacer::For(kHipEvents).Before(account, stream, false) : 0;
+}
+
+uint64_t PaceBefore(hipStream_t stream) { return PaceBeforeDevice(CurrentDevice(), stream); }
+
+// Work on `stream` of whichever device the stream belongs to.
+uint64_t PaceBeforeOn(hipStream_t stream) {
+  if (!Enforcer::Get().active()) return 0;
+  static const auto device_of = RealAs<decltype(&hipStreamGetDevice)>(kHip, "hipStreamGetDevice");
+  hipDevice_t dev = -1;
+  if (!device_of || device_of(stream, &dev) != hipSuccess) dev = CurrentDevice();
+  return PaceBeforeDevice(dev, stream);
 }
 
 void PaceAfter(uint64_t ticket, hipError_t rc, hipStream_t stream) {
@@ -179,36 +190,71 @@ VGPU_HOOK hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t dev) {
   return rc;
 }
 
-VGPU_HOOK hipError_t hipLaunchKernel(const void* function, dim3 grid, dim3 block, void** args,
-                                     size_t shared_bytes, hipStream_t stream) {
-  VGPU_REAL(kHip, hipLaunchKernel);
-  if (!real) return hipErrorNotInitialized;
-  const uint64_t ticket = PaceBefore(stream);
-  const hipError_t rc = real(function, grid, block, args, shared_bytes, stream);
-  PaceAfter(ticket, rc, stream);
-  return rc;
-}
+// Work on one stream: paced to the job's share of the current device.
+#define VGPU_HIP_LAUNCH(name, params, args, stream) \
+  VGPU_HOOK hipError_t name params {                \
+    VGPU_REAL(kHip, name);                          \
+    if (!real) return hipErrorNotInitialized;       \
+    const uint64_t ticket = PaceBefore(stream);     \
+    const hipError_t rc = real args;                \
+    PaceAfter(ticket, rc, stream);                  \
+    return rc;                                      \
+  }
+#define VGPU_HIP_KERNEL_PARAMS(shared_type) \
+  (const void* function, dim3 grid, dim3 block, void** args, shared_type shared_bytes, hipStream_t stream)
+VGPU_HIP_LAUNCH(hipLaunchKernel, VGPU_HIP_KERNEL_PARAMS(size_t), (function, grid, block, args, shared_bytes, stream),
+                stream)
+VGPU_HIP_LAUNCH(hipLaunchKernel_spt, VGPU_HIP_KERNEL_PARAMS(size_t),
+                (function, grid, block, args, shared_bytes, stream), stream)
+VGPU_HIP_LAUNCH(hipLaunchCooperativeKernel, VGPU_HIP_KERNEL_PARAMS(unsigned int),
+                (function, grid, block, args, shared_bytes, stream), stream)
+VGPU_HIP_LAUNCH(hipLaunchCooperativeKernel_spt, VGPU_HIP_KERNEL_PARAMS(uint32_t),
+                (function, grid, block, args, shared_bytes, stream), stream)
+VGPU_HIP_LAUNCH(hipExtLaunchKernel,
+                (const void* function, dim3 grid, dim3 block, void** args, size_t shared_bytes, hipStream_t stream,
+                 hipEvent_t start, hipEvent_t stop, int flags),
+                (function, grid, block, args, shared_bytes, stream, start, stop, flags), stream)
+VGPU_HIP_LAUNCH(hipModuleLaunchKernel,
+                (hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
+                 unsigned int bz, unsigned int shared_bytes, hipStream_t stream, void** params, void** extra),
+                (f, gx, gy, gz, bx, by, bz, shared_bytes, stream, params, extra), stream)
+VGPU_HIP_LAUNCH(hipModuleLaunchCooperativeKernel,
+                (hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
+                 unsigned int bz, unsigned int shared_bytes, hipStream_t stream, void** params),
+                (f, gx, gy, gz, bx, by, bz, shared_bytes, stream, params), stream)
+// MIOpen launches its kernels this way.
+VGPU_HIP_LAUNCH(hipExtModuleLaunchKernel,
+                (hipFunction_t f, uint32_t global_x, uint32_t global_y, uint32_t global_z, uint32_t local_x,
+                 uint32_t local_y, uint32_t local_z, size_t shared_bytes, hipStream_t stream, void** params,
+                 void** extra, hipEvent_t start, hipEvent_t stop, uint32_t flags),
+                (f, global_x, global_y, global_z, local_x, local_y, local_z, shared_bytes, stream, params, extra,
+                 start, stop, flags),
+                stream)
+VGPU_HIP_LAUNCH(hipHccModuleLaunchKernel,
+                (hipFunction_t f, uint32_t global_x, uint32_t global_y, uint32_t global_z, uint32_t local_x,
+                 uint32_t local_y, uint32_t local_z, size_t shared_bytes, hipStream_t stream, void** params,
+                 void** extra, hipEvent_t start, hipEvent_t stop),
+                (f, global_x, global_y, global_z, local_x, local_y, local_z, shared_bytes, stream, params, extra,
+                 start, stop),
+                stream)
+VGPU_HIP_LAUNCH(hipGraphLaunch, (hipGraphExec_t graph, hipStream_t stream), (graph, stream), stream)
+VGPU_HIP_LAUNCH(hipGraphLaunch_spt, (hipGraphExec_t graph, hipStream_t stream), (graph, stream), stream)
 
-VGPU_HOOK hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz,
-                                           unsigned int bx, unsigned int by, unsigned int bz,
-                                           unsigned int shared_bytes, hipStream_t stream, void** params,
-                                           void** extra) {
-  VGPU_REAL(kHip, hipModuleLaunchKernel);
-  if (!real) return hipErrorNotInitialized;
-  const uint64_t ticket = PaceBefore(stream);
-  const hipError_t rc = real(f, gx, gy, gz, bx, by, bz, shared_bytes, stream, params, extra);
-  PaceAfter(ticket, rc, stream);
-  return rc;
-}
-
-VGPU_HOOK hipError_t hipGraphLaunch(hipGraphExec_t graph, hipStream_t stream) {
-  VGPU_REAL(kHip, hipGraphLaunch);
-  if (!real) return hipErrorNotInitialized;
-  const uint64_t ticket = PaceBefore(stream);
-  const hipError_t rc = real(graph, stream);
-  PaceAfter(ticket, rc, stream);
-  return rc;
-}
+// Multi-device launches: every entry is paced on its own stream's device.
+#define VGPU_HIP_MULTI_LAUNCH(name, Entry, Count, stream_field)                     \
+  VGPU_HOOK hipError_t name(Entry* list, Count count, unsigned int flags) {         \
+    VGPU_REAL(kHip, name);                                                          \
+    if (!real) return hipErrorNotInitialized;                                       \
+    if (!list || count <= 0 || count > 64) return real(list, count, flags);         \
+    uint64_t tickets[64];                                                           \
+    for (Count i = 0; i < count; ++i) tickets[i] = PaceBeforeOn(list[i].stream_field); \
+    const hipError_t rc = real(list, count, flags);                                 \
+    for (Count i = 0; i < count; ++i) PaceAfter(tickets[i], rc, list[i].stream_field); \
+    return rc;                                                                      \
+  }
+VGPU_HIP_MULTI_LAUNCH(hipLaunchCooperativeKernelMultiDevice, hipLaunchParams, int, stream)
+VGPU_HIP_MULTI_LAUNCH(hipExtLaunchMultiKernelMultiDevice, hipLaunchParams, int, stream)
+VGPU_HIP_MULTI_LAUNCH(hipModuleLaunchCooperativeKernelMultiDevice, hipFunctionLaunchParams, unsigned int, hStream)
 
 namespace vgpu {
 namespace interposer {
@@ -222,6 +268,12 @@ const Hook kHipHooks[] = {
     VGPU_HIP_ENTRY(hipFreeAsync),        VGPU_HIP_ENTRY(hipMemGetInfo),
     VGPU_HIP_ENTRY(hipDeviceTotalMem),   VGPU_HIP_ENTRY(hipLaunchKernel),
     VGPU_HIP_ENTRY(hipModuleLaunchKernel), VGPU_HIP_ENTRY(hipGraphLaunch),
+    VGPU_HIP_ENTRY(hipLaunchKernel_spt), VGPU_HIP_ENTRY(hipLaunchCooperativeKernel),
+    VGPU_HIP_ENTRY(hipLaunchCooperativeKernel_spt), VGPU_HIP_ENTRY(hipExtLaunchKernel),
+    VGPU_HIP_ENTRY(hipModuleLaunchCooperativeKernel), VGPU_HIP_ENTRY(hipExtModuleLaunchKernel),
+    VGPU_HIP_ENTRY(hipHccModuleLaunchKernel), VGPU_HIP_ENTRY(hipGraphLaunch_spt),
+    VGPU_HIP_ENTRY(hipLaunchCooperativeKernelMultiDevice), VGPU_HIP_ENTRY(hipExtLaunchMultiKernelMultiDevice),
+    VGPU_HIP_ENTRY(hipModuleLaunchCooperativeKernelMultiDevice),
 };
 const size_t kHipHookCount = sizeof(kHipHooks) / sizeof(kHipHooks[0]);
 

@@ -16,9 +16,8 @@
  *   total                   hipDeviceTotalMem of the device        -> "total RC BYTES"
  *   work SECONDS US MODE    launches US-microsecond kernels of the stub
  *                           back to back for SECONDS (MODE: kernel =
- *                           hipLaunchKernel, module =
- *                           hipModuleLaunchKernel, graph =
- *                           hipGraphLaunch), synchronising after
+ *                           hipLaunchKernel, module, graph and the
+ *                           others of work_launch), synchronising after
  *                           each                                    -> "work N BUSY_MS WALL_MS"
  *   hold                    prints "hold", sleeps until killed
  */
@@ -49,13 +48,31 @@ static int work_load(const char* name) {
   return rc;
 }
 
-/* MODE: kernel (hipLaunchKernel), module, graph. */
+/* MODE: kernel (hipLaunchKernel), module (hipModuleLaunchKernel), graph
+ * (hipGraphLaunch), and the other launch entry points: spt, coop,
+ * coop_spt, ext (hipExtLaunchKernel), mcoop (hipModuleLaunchCooperativeKernel),
+ * miopen (hipExtModuleLaunchKernel, MIOpen's path), hcc, graph_spt, and
+ * the multi-device forms with one entry: multi, extmulti, mmulti. */
 static int work_launch(const char* mode, unsigned int us) {
-  if (!strcmp(mode, "module")) return hipModuleLaunchKernel(work_function, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
-  if (!strcmp(mode, "graph")) return hipGraphLaunch(vgpu_stub_hip_graph(us), NULL);
+  hipFunction_t f = work_function;
+  const void* fp = (const void*)f;
   dim3 one = {1, 1, 1};
-  /* The stub's "function address" is its hipFunction_t. */
-  return hipLaunchKernel((const void*)work_function, one, one, NULL, 0, NULL);
+  hipLaunchParams lp = {(void*)fp, one, one, NULL, 0, NULL};
+  hipFunctionLaunchParams mp = {f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL};
+  if (!strcmp(mode, "module")) return hipModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+  if (!strcmp(mode, "graph")) return hipGraphLaunch(vgpu_stub_hip_graph(us), NULL);
+  if (!strcmp(mode, "graph_spt")) return hipGraphLaunch_spt(vgpu_stub_hip_graph(us), NULL);
+  if (!strcmp(mode, "spt")) return hipLaunchKernel_spt(fp, one, one, NULL, 0, NULL);
+  if (!strcmp(mode, "coop")) return hipLaunchCooperativeKernel(fp, one, one, NULL, 0, NULL);
+  if (!strcmp(mode, "coop_spt")) return hipLaunchCooperativeKernel_spt(fp, one, one, NULL, 0, NULL);
+  if (!strcmp(mode, "ext")) return hipExtLaunchKernel(fp, one, one, NULL, 0, NULL, NULL, NULL, 0);
+  if (!strcmp(mode, "mcoop")) return hipModuleLaunchCooperativeKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL);
+  if (!strcmp(mode, "miopen")) return hipExtModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL, NULL, NULL, 0);
+  if (!strcmp(mode, "hcc")) return hipHccModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL, NULL, NULL);
+  if (!strcmp(mode, "multi")) return hipLaunchCooperativeKernelMultiDevice(&lp, 1, 0);
+  if (!strcmp(mode, "extmulti")) return hipExtLaunchMultiKernelMultiDevice(&lp, 1, 0);
+  if (!strcmp(mode, "mmulti")) return hipModuleLaunchCooperativeKernelMultiDevice(&mp, 1, 0);
+  return hipLaunchKernel(fp, one, one, NULL, 0, NULL);
 }
 
 static const probe_api api = {work_load, work_launch, hipDeviceSynchronize, vgpu_stub_hip_busy_ns};

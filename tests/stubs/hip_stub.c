@@ -242,6 +242,58 @@ hipError_t hipGraphLaunch(hipGraphExec_t graph, hipStream_t stream) {
   return accel_launch(graph, TAG_GRAPH, hipErrorInvalidHandle);
 }
 
+hipError_t hipGraphLaunch_spt(hipGraphExec_t graph, hipStream_t stream) { return hipGraphLaunch(graph, stream); }
+hipError_t hipLaunchKernel_spt(const void* function, dim3 grid, dim3 block, void** args, size_t shared_bytes,
+                               hipStream_t stream) {
+  return hipLaunchKernel(function, grid, block, args, shared_bytes, stream);
+}
+hipError_t hipExtLaunchKernel(const void* function, dim3 grid, dim3 block, void** args, size_t shared_bytes,
+                              hipStream_t stream, hipEvent_t start, hipEvent_t stop, int flags) {
+  return hipLaunchKernel(function, grid, block, args, shared_bytes, stream);
+}
+hipError_t hipLaunchCooperativeKernel(const void* function, dim3 grid, dim3 block, void** args,
+                                      unsigned int shared_bytes, hipStream_t stream) {
+  return hipLaunchKernel(function, grid, block, args, shared_bytes, stream);
+}
+hipError_t hipLaunchCooperativeKernel_spt(const void* function, dim3 grid, dim3 block, void** args,
+                                          uint32_t shared_bytes, hipStream_t stream) {
+  return hipLaunchKernel(function, grid, block, args, shared_bytes, stream);
+}
+hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t global_x, uint32_t global_y, uint32_t global_z,
+                                    uint32_t local_x, uint32_t local_y, uint32_t local_z, size_t shared_bytes,
+                                    hipStream_t stream, void** params, void** extra, hipEvent_t start,
+                                    hipEvent_t stop, uint32_t flags) {
+  return accel_launch(f, TAG_FUNC, hipErrorInvalidHandle);
+}
+hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t global_x, uint32_t global_y, uint32_t global_z,
+                                    uint32_t local_x, uint32_t local_y, uint32_t local_z, size_t shared_bytes,
+                                    hipStream_t stream, void** params, void** extra, hipEvent_t start,
+                                    hipEvent_t stop) {
+  return accel_launch(f, TAG_FUNC, hipErrorInvalidHandle);
+}
+hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                            unsigned int bx, unsigned int by, unsigned int bz,
+                                            unsigned int shared_bytes, hipStream_t stream, void** params) {
+  return accel_launch(f, TAG_FUNC, hipErrorInvalidHandle);
+}
+/* Multi-device launches: every entry on the current device (the stub's
+ * streams carry none). */
+hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams* list, int count, unsigned int flags) {
+  if (list == NULL || count <= 0) return hipErrorInvalidValue;
+  for (int i = 0; i < count; ++i) TRY(accel_launch(list[i].func, TAG_FUNC, hipErrorInvalidDeviceFunction));
+  return hipSuccess;
+}
+hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* list, int count, unsigned int flags) {
+  return hipLaunchCooperativeKernelMultiDevice(list, count, flags);
+}
+hipError_t hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams* list, unsigned int count,
+                                                       unsigned int flags) {
+  if (list == NULL || count == 0) return hipErrorInvalidValue;
+  for (unsigned int i = 0; i < count; ++i) TRY(accel_launch(list[i].function, TAG_FUNC, hipErrorInvalidHandle));
+  return hipSuccess;
+}
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device) { return accel_get_device(device); }
+
 hipGraphExec_t vgpu_stub_hip_graph(unsigned int duration_us) { return (hipGraphExec_t)accel_graph(duration_us); }
 
 /* Sleeps until this process's last kernel on the current device ended. */

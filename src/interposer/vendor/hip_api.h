@@ -65,6 +65,47 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int 
                                  unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared_bytes,
                                  hipStream_t stream, void** params, void** extra);
 hipError_t hipGraphLaunch(hipGraphExec_t graph, hipStream_t stream);
+hipError_t hipGraphLaunch_spt(hipGraphExec_t graph, hipStream_t stream);
+hipError_t hipLaunchKernel_spt(const void* function, dim3 grid, dim3 block, void** args, size_t shared_bytes,
+                               hipStream_t stream);
+hipError_t hipExtLaunchKernel(const void* function, dim3 grid, dim3 block, void** args, size_t shared_bytes,
+                              hipStream_t stream, hipEvent_t start, hipEvent_t stop, int flags);
+hipError_t hipLaunchCooperativeKernel(const void* function, dim3 grid, dim3 block, void** args,
+                                      unsigned int shared_bytes, hipStream_t stream);
+hipError_t hipLaunchCooperativeKernel_spt(const void* function, dim3 grid, dim3 block, void** args,
+                                          uint32_t shared_bytes, hipStream_t stream);
+/* MIOpen's launch path: global work sizes (grid x block), as OpenCL. */
+hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t global_x, uint32_t global_y, uint32_t global_z,
+                                    uint32_t local_x, uint32_t local_y, uint32_t local_z, size_t shared_bytes,
+                                    hipStream_t stream, void** params, void** extra, hipEvent_t start,
+                                    hipEvent_t stop, uint32_t flags);
+hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t global_x, uint32_t global_y, uint32_t global_z,
+                                    uint32_t local_x, uint32_t local_y, uint32_t local_z, size_t shared_bytes,
+                                    hipStream_t stream, void** params, void** extra, hipEvent_t start,
+                                    hipEvent_t stop);
+hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                            unsigned int bx, unsigned int by, unsigned int bz,
+                                            unsigned int shared_bytes, hipStream_t stream, void** params);
+/* Multi-device launches: one entry per device, each on its own stream. */
+typedef struct hipLaunchParams_t {
+  void* func;
+  dim3 gridDim;
+  dim3 blockDim;
+  void** args;
+  size_t sharedMem;
+  hipStream_t stream;
+} hipLaunchParams;
+typedef struct hipFunctionLaunchParams_t {
+  hipFunction_t function;
+  unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  hipStream_t hStream;
+  void** kernelParams;
+} hipFunctionLaunchParams;
+hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams* list, int count, unsigned int flags);
+hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* list, int count, unsigned int flags);
+hipError_t hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams* list, unsigned int count,
+                                                       unsigned int flags);
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device);
 hipError_t hipDeviceSynchronize(void);
 hipError_t hipStreamSynchronize(hipStream_t stream);
 
