@@ -20,7 +20,8 @@ void* HookByName(const char* name) {
   static const Table tables[] = {{kCudaHooks, kCudaHookCount}, {kCudaVmmHooks, kCudaVmmHookCount},
                                  {kCudaPoolHooks, kCudaPoolHookCount},
                                  {kCudaLaunchHooks, kCudaLaunchHookCount}, {kNvmlHooks, kNvmlHookCount},
-                                 {kHipHooks, kHipHookCount}, {kAclHooks, kAclHookCount}};
+                                 {kHipHooks, kHipHookCount}, {kHipMemoryHooks, kHipMemoryHookCount},
+                                 {kAclHooks, kAclHookCount}};
   for (const Table& t : tables)
     for (size_t i = 0; i < t.count; ++i)
       if (std::strcmp(t.hooks[i].name, name) == 0) return t.hooks[i].function;

@@ -10,6 +10,7 @@
 #include "enforcer.h"
 #include "export.h"
 #include "hip_api.h"
+#include "hip_device.h"
 #include "hooks.h"
 #include "launch_pacer.h"
 #include "real_symbols.h"
@@ -22,14 +23,15 @@ using Kind = Enforcer::Kind;
 constexpr Vendor kHip = Vendor::kHip;
 
 
-int CurrentDevice() {
+}  // namespace
+
+int HipCurrentDevice() {
   static const auto get = RealAs<decltype(&hipGetDevice)>(kHip, "hipGetDevice");
   int dev = -1;
   return get && get(&dev) == hipSuccess ? dev : -1;
 }
 
-// The job's account of HIP device `dev` (null: not the job's).
-DeviceAccount* AccountOf(int dev) {
+DeviceAccount* HipAccountOf(int dev) {
   static DeviceAccounts& accounts = *new DeviceAccounts("HIP");
   return accounts.Get(dev, [](int d, std::string* id) {
     static const auto bus_id = RealAs<decltype(&hipDeviceGetPCIBusId)>(kHip, "hipDeviceGetPCIBusId");
@@ -40,17 +42,18 @@ DeviceAccount* AccountOf(int dev) {
   });
 }
 
-// HIP's side of Admit: the current device. hipSuccess or what to answer.
-hipError_t AdmitHere(uint64_t bytes, Gate* g) {
-  *g = Admit(bytes, [] { return AccountOf(CurrentDevice()); });
+hipError_t HipAdmitOn(int dev, uint64_t bytes, Gate* g) {
+  *g = Admit(bytes, [dev] { return HipAccountOf(dev); });
   return g->refused ? hipErrorOutOfMemory : hipSuccess;
 }
+
+namespace {
 
 uint64_t Key(void* ptr) { return reinterpret_cast<uint64_t>(ptr); }
 
 const EventOps kHipEvents = {
     [](void) -> void* {
-      const int dev = CurrentDevice();
+      const int dev = HipCurrentDevice();
       return dev >= 0 ? reinterpret_cast<void*>(static_cast<uintptr_t>(dev) + 1) : nullptr;
     },
     [](void** event) {
@@ -80,18 +83,18 @@ const EventOps kHipEvents = {
 uint64_t PaceBeforeDevice(int dev, hipStream_t stream) {
   Enforcer& e = Enforcer::Get();
   if (!e.active()) return 0;
-  DeviceAccount* account = AccountOf(dev);
+  DeviceAccount* account = HipAccountOf(dev);
   return account ? LaunchPacer::For(kHipEvents).Before(account, stream, false) : 0;
 }
 
-uint64_t PaceBefore(hipStream_t stream) { return PaceBeforeDevice(CurrentDevice(), stream); }
+uint64_t PaceBefore(hipStream_t stream) { return PaceBeforeDevice(HipCurrentDevice(), stream); }
 
 // Work on `stream` of whichever device the stream belongs to.
 uint64_t PaceBeforeOn(hipStream_t stream) {
   if (!Enforcer::Get().active()) return 0;
   static const auto device_of = RealAs<decltype(&hipStreamGetDevice)>(kHip, "hipStreamGetDevice");
   hipDevice_t dev = -1;
-  if (!device_of || device_of(stream, &dev) != hipSuccess) dev = CurrentDevice();
+  if (!device_of || device_of(stream, &dev) != hipSuccess) dev = HipCurrentDevice();
   return PaceBeforeDevice(dev, stream);
 }
 
@@ -122,7 +125,7 @@ VGPU_HOOK hipError_t hipGetDeviceCount(int* count) {
     if (!real) return hipErrorNotInitialized;                         \
     if (size == 0) return real args; /* HIP: nothing is allocated */  \
     Gate g;                                                           \
-    if (hipError_t refused = AdmitHere(size, &g)) return refused;     \
+    if (hipError_t refused = HipAdmitHere(size, &g)) return refused;     \
     hipError_t rc = real args;                                        \
     Settle(g, rc == hipSuccess, Kind::kPointer, ptr ? Key(*ptr) : 0); \
     return rc;                                                        \
@@ -133,24 +136,6 @@ VGPU_HIP_ALLOC(hipMallocManaged, (void** ptr, size_t size, unsigned int flags), 
 VGPU_HIP_ALLOC(hipMallocAsync, (void** ptr, size_t size, hipStream_t stream), (ptr, size, stream))
 VGPU_HIP_ALLOC(hipMallocFromPoolAsync, (void** ptr, size_t size, hipMemPool_t pool, hipStream_t stream),
                (ptr, size, pool, stream))
-
-VGPU_HOOK hipError_t hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
-  VGPU_REAL(kHip, hipMallocPitch);
-  if (!real) return hipErrorNotInitialized;
-  // As for CUDA: admitted with a guess, settled once the pitch is known.
-  const uint64_t guess = PitchGuess(width, height);
-  if (guess == 0) return real(ptr, pitch, width, height);
-  Gate g;
-  if (hipError_t refused = AdmitHere(guess, &g)) return refused;
-  hipError_t rc = real(ptr, pitch, width, height);
-  if (rc == hipSuccess && pitch && !SettlePitch(&g, guess, static_cast<uint64_t>(*pitch) * height)) {
-    VGPU_REAL(kHip, hipFree);
-    if (real) real(*ptr);
-    return hipErrorOutOfMemory;
-  }
-  Settle(g, rc == hipSuccess, Kind::kPointer, ptr ? Key(*ptr) : 0);
-  return rc;
-}
 
 VGPU_HOOK hipError_t hipFree(void* ptr) {
   VGPU_REAL(kHip, hipFree);
@@ -174,7 +159,7 @@ VGPU_HOOK hipError_t hipMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
   hipError_t rc = real(free_bytes, total_bytes);
   if (rc != hipSuccess || !Enforcer::Get().active()) return rc;
   uint64_t free64 = free_bytes ? *free_bytes : UINT64_MAX, total64 = 0;
-  JobMemory(AccountOf(CurrentDevice()), &free64, &total64);
+  JobMemory(HipAccountOf(HipCurrentDevice()), &free64, &total64);
   if (free_bytes) *free_bytes = static_cast<size_t>(free64);
   if (total_bytes) *total_bytes = static_cast<size_t>(total64);
   return rc;
@@ -185,7 +170,7 @@ VGPU_HOOK hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t dev) {
   if (!real) return hipErrorNotInitialized;
   hipError_t rc = real(bytes, dev);
   uint64_t total64 = 0;
-  if (rc == hipSuccess && bytes && JobMemory(AccountOf(dev), nullptr, &total64))
+  if (rc == hipSuccess && bytes && JobMemory(HipAccountOf(dev), nullptr, &total64))
     *bytes = static_cast<size_t>(total64);
   return rc;
 }
@@ -256,6 +241,24 @@ VGPU_HIP_MULTI_LAUNCH(hipLaunchCooperativeKernelMultiDevice, hipLaunchParams, in
 VGPU_HIP_MULTI_LAUNCH(hipExtLaunchMultiKernelMultiDevice, hipLaunchParams, int, stream)
 VGPU_HIP_MULTI_LAUNCH(hipModuleLaunchCooperativeKernelMultiDevice, hipFunctionLaunchParams, unsigned int, hStream)
 
+// hipGetProcAddress (ROCm 6.2+) hands out our hooks, as dlsym does, so that
+// a framework that finds the runtime's entry points this way cannot go
+// around them; with the per-thread-stream flag, the _spt hook where there
+// is one.
+VGPU_HOOK hipError_t hipGetProcAddress(const char* symbol, void** pfn, int version, uint64_t flags,
+                                       hipDriverProcAddressQueryResult* status) {
+  VGPU_REAL(kHip, hipGetProcAddress);
+  if (!real) return hipErrorNotInitialized;
+  hipError_t rc = real(symbol, pfn, version, flags, status);
+  if (rc != hipSuccess || !symbol || !pfn || !*pfn) return rc;
+  void* ours = nullptr;
+  if (flags & HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
+    ours = HookByName((std::string(symbol) + "_spt").c_str());
+  if (!ours) ours = HookByName(symbol);
+  if (ours) *pfn = ours;
+  return rc;
+}
+
 namespace vgpu {
 namespace interposer {
 
@@ -264,7 +267,7 @@ const Hook kHipHooks[] = {
     VGPU_HIP_ENTRY(hipGetDeviceCount),   VGPU_HIP_ENTRY(hipMalloc),
     VGPU_HIP_ENTRY(hipExtMallocWithFlags), VGPU_HIP_ENTRY(hipMallocManaged),
     VGPU_HIP_ENTRY(hipMallocAsync),      VGPU_HIP_ENTRY(hipMallocFromPoolAsync),
-    VGPU_HIP_ENTRY(hipMallocPitch),      VGPU_HIP_ENTRY(hipFree),
+    VGPU_HIP_ENTRY(hipFree),
     VGPU_HIP_ENTRY(hipFreeAsync),        VGPU_HIP_ENTRY(hipMemGetInfo),
     VGPU_HIP_ENTRY(hipDeviceTotalMem),   VGPU_HIP_ENTRY(hipLaunchKernel),
     VGPU_HIP_ENTRY(hipModuleLaunchKernel), VGPU_HIP_ENTRY(hipGraphLaunch),
@@ -273,7 +276,7 @@ const Hook kHipHooks[] = {
     VGPU_HIP_ENTRY(hipModuleLaunchCooperativeKernel), VGPU_HIP_ENTRY(hipExtModuleLaunchKernel),
     VGPU_HIP_ENTRY(hipHccModuleLaunchKernel), VGPU_HIP_ENTRY(hipGraphLaunch_spt),
     VGPU_HIP_ENTRY(hipLaunchCooperativeKernelMultiDevice), VGPU_HIP_ENTRY(hipExtLaunchMultiKernelMultiDevice),
-    VGPU_HIP_ENTRY(hipModuleLaunchCooperativeKernelMultiDevice),
+    VGPU_HIP_ENTRY(hipModuleLaunchCooperativeKernelMultiDevice), VGPU_HIP_ENTRY(hipGetProcAddress),
 };
 const size_t kHipHookCount = sizeof(kHipHooks) / sizeof(kHipHooks[0]);
 

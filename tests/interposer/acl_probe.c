@@ -34,52 +34,30 @@ aclrtFuncHandle vgpu_stub_acl_kernel(unsigned int duration_us);
 static char work_op[64];
 static int device = 0; /* the device of `init` */
 
-/* vmap's mappings, newest last, in one reserved address range. */
-typedef struct {
-  uintptr_t va;
-  size_t size;
-  aclrtDrvMemHandle handle;
-  int released;
-} mapping_t;
-static mapping_t maps[256];
-static int nmaps = 0;
-static void* va_base = NULL;
-static size_t va_used = 0;
-
-static aclError vmap(size_t bytes) {
+/* vmm_api over AscendCL (probe_common.h). */
+static int vmm_reserve(uintptr_t* va, size_t bytes) {
+  void* p = NULL;
+  int rc = aclrtReserveMemAddress(&p, bytes, 0, NULL, 0);
+  *va = (uintptr_t)p;
+  return rc;
+}
+static int vmm_create(uint64_t* h, size_t bytes) {
   aclrtPhysicalMemProp prop;
-  aclrtDrvMemHandle h = NULL;
-  aclError rc = ACL_SUCCESS;
-  if (nmaps == 256) return ACL_ERROR_INVALID_PARAM;
-  if (!va_base) rc = aclrtReserveMemAddress(&va_base, 64ULL << 30, 0, NULL, 0);
+  aclrtDrvMemHandle handle = NULL;
   memset(&prop, 0, sizeof(prop));
   prop.memAttr = ACL_HBM_MEM_HUGE;
   prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = (uint32_t)device;
-  if (rc == ACL_SUCCESS) rc = aclrtMallocPhysical(&h, bytes, &prop, 0);
-  if (rc != ACL_SUCCESS) return rc;
-  rc = aclrtMapMem((char*)va_base + va_used, bytes, 0, h, 0);
-  if (rc != ACL_SUCCESS) {
-    aclrtFreePhysical(h);
-    return rc;
-  }
-  maps[nmaps++] = (mapping_t){(uintptr_t)va_base + va_used, bytes, h, 0};
-  va_used += bytes;
+  int rc = aclrtMallocPhysical(&handle, bytes, &prop, 0);
+  *h = (uint64_t)(uintptr_t)handle;
   return rc;
 }
-
-/* Unmaps the newest mapping (popped), then frees its physical memory if
- * `release` and not freed yet. */
-static aclError vunmap(int release) {
-  mapping_t m;
-  aclError rc;
-  if (nmaps == 0) return ACL_ERROR_INVALID_PARAM;
-  m = maps[--nmaps];
-  va_used -= m.size;
-  rc = aclrtUnmapMem((void*)m.va);
-  if (rc == ACL_SUCCESS && release && !m.released) rc = aclrtFreePhysical(m.handle);
-  return rc;
+static int vmm_map(uintptr_t va, size_t bytes, uint64_t h) {
+  return aclrtMapMem((void*)va, bytes, 0, (aclrtDrvMemHandle)(uintptr_t)h, 0);
 }
+static int vmm_unmap(uintptr_t va, size_t bytes) { return aclrtUnmapMem((void*)va); }
+static int vmm_release(uint64_t h) { return aclrtFreePhysical((aclrtDrvMemHandle)(uintptr_t)h); }
+static const vmm_api vmm = {vmm_reserve, vmm_create, vmm_map, vmm_unmap, vmm_release, NULL};
 
 static int work_load(const char* name) {
   snprintf(work_op, sizeof(work_op), "%s", name);
@@ -120,14 +98,7 @@ int main(int argc, char** argv) {
       held_t h;
       if (!take(&h)) continue;
       printf("free %d\n", aclrtFree((void*)(uintptr_t)h.key));
-    } else if (!strcmp(c, "vmap")) {
-      printf("vmap %d\n", vmap(num(a1))), ++i;
-    } else if (!strcmp(c, "vrelease")) {
-      rc = nmaps ? aclrtFreePhysical(maps[nmaps - 1].handle) : ACL_ERROR_INVALID_PARAM;
-      if (rc == ACL_SUCCESS) maps[nmaps - 1].released = 1;
-      printf("vrelease %d\n", rc);
-    } else if (!strcmp(c, "vunmap") || !strcmp(c, "vfree")) {
-      printf("%s %d\n", c, vunmap(!strcmp(c, "vfree")));
+    } else if (vmm_command(&vmm, argc, argv, &i)) {
     } else if (!strcmp(c, "info") || !strcmp(c, "host")) {
       size_t f = 0, t = 0;
       rc = aclrtGetMemInfo(!strcmp(c, "info") ? ACL_HBM_MEM : ACL_DDR_MEM, &f, &t);

@@ -98,56 +98,42 @@ static const probe_api api = {work_load, work_launch, cuCtxSynchronize, vgpu_stu
 
 static CUdevice device = 0; /* the device of `init` */
 
-/* vmap's mappings, newest last, in one reserved address range. */
-typedef struct {
-  CUdeviceptr va;
-  size_t size;
-  CUmemGenericAllocationHandle handle;
-  int released;
-} mapping_t;
-static mapping_t maps[256];
-static int nmaps = 0;
-static CUdeviceptr va_base = 0;
-static size_t va_used = 0;
-
-static CUresult vmap(size_t bytes) {
+/* vmm_api over the driver (probe_common.h). */
+static int vmm_reserve(uintptr_t* va, size_t bytes) {
+  CUdeviceptr p = 0;
+  int rc = cuMemAddressReserve(&p, bytes, 0, 0, 0);
+  *va = (uintptr_t)p;
+  return rc;
+}
+static CUmemAllocationProp device_prop(void) {
   CUmemAllocationProp prop;
-  CUmemAccessDesc access;
-  CUmemGenericAllocationHandle h = 0;
-  CUresult rc = CUDA_SUCCESS;
-  if (nmaps == 256) return CUDA_ERROR_INVALID_VALUE;
-  if (!va_base) rc = cuMemAddressReserve(&va_base, 64ULL << 30, 0, 0, 0);
   memset(&prop, 0, sizeof(prop));
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = device;
-  if (rc == CUDA_SUCCESS) rc = cuMemCreate(&h, bytes, &prop, 0);
-  if (rc != CUDA_SUCCESS) return rc;
-  rc = cuMemMap(va_base + va_used, bytes, 0, h, 0);
-  if (rc != CUDA_SUCCESS) {
-    cuMemRelease(h);
-    return rc;
-  }
-  access.location = prop.location;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  rc = cuMemSetAccess(va_base + va_used, bytes, &access, 1);
-  maps[nmaps++] = (mapping_t){va_base + va_used, bytes, h, 0};
-  va_used += bytes;
+  return prop;
+}
+static int vmm_create(uint64_t* h, size_t bytes) {
+  CUmemAllocationProp prop = device_prop();
+  CUmemGenericAllocationHandle handle = 0;
+  int rc = cuMemCreate(&handle, bytes, &prop, 0);
+  *h = handle;
   return rc;
 }
-
-/* cuMemUnmap of the newest mapping (popped), then cuMemRelease of its
- * handle if `release` and it is not released yet. */
-static CUresult vunmap(int release) {
-  mapping_t m;
-  CUresult rc;
-  if (nmaps == 0) return CUDA_ERROR_INVALID_VALUE;
-  m = maps[--nmaps];
-  va_used -= m.size;
-  rc = cuMemUnmap(m.va, m.size);
-  if (rc == CUDA_SUCCESS && release && !m.released) rc = cuMemRelease(m.handle);
+static int vmm_map(uintptr_t va, size_t bytes, uint64_t h) {
+  CUmemAccessDesc access = {device_prop().location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  int rc = cuMemMap(va, bytes, 0, h, 0);
+  return rc == CUDA_SUCCESS ? cuMemSetAccess(va, bytes, &access, 1) : rc;
+}
+static int vmm_unmap(uintptr_t va, size_t bytes) { return cuMemUnmap(va, bytes); }
+static int vmm_release(uint64_t h) { return cuMemRelease(h); }
+static int vmm_retain(uint64_t* h, uintptr_t va) {
+  CUmemGenericAllocationHandle handle = 0;
+  int rc = cuMemRetainAllocationHandle(&handle, (void*)va);
+  *h = handle;
   return rc;
 }
+static const vmm_api vmm = {vmm_reserve, vmm_create, vmm_map, vmm_unmap, vmm_release, vmm_retain};
 
 static const char* where(void* fn) {
   Dl_info info;
@@ -220,19 +206,7 @@ int main(int argc, char** argv) {
       else if (h.kind == HELD_ARRAY) rc = cuArrayDestroy((CUarray)(uintptr_t)h.key);
       else rc = cuMemFreeAsync(h.key, NULL);
       printf("free %d\n", rc);
-    } else if (!strcmp(c, "vmap")) {
-      printf("vmap %d\n", vmap(num(a1))), ++i;
-    } else if (!strcmp(c, "vrelease")) {
-      rc = nmaps ? cuMemRelease(maps[nmaps - 1].handle) : CUDA_ERROR_INVALID_VALUE;
-      if (rc == CUDA_SUCCESS) maps[nmaps - 1].released = 1;
-      printf("vrelease %d\n", rc);
-    } else if (!strcmp(c, "vretain")) {
-      CUmemGenericAllocationHandle h = 0;
-      rc = nmaps ? cuMemRetainAllocationHandle(&h, (void*)(uintptr_t)maps[nmaps - 1].va) : CUDA_ERROR_INVALID_VALUE;
-      if (rc == CUDA_SUCCESS && h != maps[nmaps - 1].handle) rc = CUDA_ERROR_INVALID_HANDLE;
-      printf("vretain %d\n", rc);
-    } else if (!strcmp(c, "vunmap") || !strcmp(c, "vfree")) {
-      printf("%s %d\n", c, vunmap(!strcmp(c, "vfree")));
+    } else if (vmm_command(&vmm, argc, argv, &i)) {
     } else if (!strcmp(c, "threshold") || !strcmp(c, "trim")) {
       CUmemoryPool pool = NULL;
       cuuint64_t v = num(a1);

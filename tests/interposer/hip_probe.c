@@ -10,8 +10,23 @@
  *                           hipMallocFromPoolAsync (NULL pool, NULL
  *                           stream)
  *   pitch WIDTH HEIGHT      hipMallocPitch                         -> "pitch RC PITCH"
+ *   mempitch WIDTH HEIGHT   hipMemAllocPitch (4-byte elements)      -> "mempitch RC PITCH"
+ *   malloc3d W H D          hipMalloc3D (W bytes a row)              -> "malloc3d RC PITCH"
+ *   array W H | array3d W H D | arraycreate W H | array3dcreate W H D
+ *                           hipMallocArray, hipMalloc3DArray,
+ *                           hipArrayCreate, hipArray3DCreate (one
+ *                           32-bit float channel)                   -> "<cmd> RC"
+ *   mipmap W H LEVELS       hipMallocMipmappedArray (float)         -> "mipmap RC"
+ *   vmap BYTES | vrelease | vunmap | vfree
+ *                           as cuda_probe's, with hipMemCreate,
+ *                           hipMemMap, hipMemUnmap, hipMemRelease   -> "<cmd> RC"
+ *   proc NAME FLAGS         hipGetProcAddress; which library the
+ *                           entry point is in                      -> "proc RC libvgpu|libamdhip64|none"
+ *   procalloc BYTES         hipMalloc found through hipGetProcAddress -> "procalloc RC"
  *   free                    frees the newest allocation still held
- *                           (hipFreeAsync for async/pool ones)     -> "free RC"
+ *                           (hipFreeAsync for async/pool ones,
+ *                           hipFreeArray, hipArrayDestroy or
+ *                           hipFreeMipmappedArray for arrays)       -> "free RC"
  *   info                    hipMemGetInfo                          -> "info RC FREE TOTAL"
  *   total                   hipDeviceTotalMem of the device        -> "total RC BYTES"
  *   work SECONDS US MODE    launches US-microsecond kernels of the stub
@@ -22,6 +37,7 @@
  *   hold                    prints "hold", sleeps until killed
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +47,46 @@
 #include "probe_common.h"
 
 /* held_t kinds: which call frees the pointer. */
-enum { HELD_PTR, HELD_ASYNC };
+enum { HELD_PTR, HELD_ASYNC, HELD_ARRAY, HELD_ARRAY_DESTROY, HELD_MIPMAP };
+
+static const hipChannelFormatDesc kFloat = {32, 0, 0, 0, hipChannelFormatKindFloat};
+
+static int device = 0; /* the device of `init` */
+
+/* vmm_api over the runtime (probe_common.h). */
+static int vmm_reserve(uintptr_t* va, size_t bytes) {
+  void* p = NULL;
+  int rc = hipMemAddressReserve(&p, bytes, 0, NULL, 0);
+  *va = (uintptr_t)p;
+  return rc;
+}
+static int vmm_create(uint64_t* h, size_t bytes) {
+  hipMemAllocationProp prop;
+  hipMemGenericAllocationHandle_t handle = NULL;
+  memset(&prop, 0, sizeof(prop));
+  prop.type = hipMemAllocationTypePinned;
+  prop.location.type = hipMemLocationTypeDevice;
+  prop.location.id = device;
+  int rc = hipMemCreate(&handle, bytes, &prop, 0);
+  *h = (uint64_t)(uintptr_t)handle;
+  return rc;
+}
+static int vmm_map(uintptr_t va, size_t bytes, uint64_t h) {
+  return hipMemMap((void*)va, bytes, 0, (hipMemGenericAllocationHandle_t)(uintptr_t)h, 0);
+}
+static int vmm_unmap(uintptr_t va, size_t bytes) { return hipMemUnmap((void*)va, bytes); }
+static int vmm_release(uint64_t h) { return hipMemRelease((hipMemGenericAllocationHandle_t)(uintptr_t)h); }
+static const vmm_api vmm = {vmm_reserve, vmm_create, vmm_map, vmm_unmap, vmm_release, NULL};
+
+static const char* where(void* fn) {
+  Dl_info info;
+  if (!fn) return "none";
+  if (!dladdr(fn, &info) || !info.dli_fname) return "unknown";
+  if (strstr(info.dli_fname, "libvgpu")) return "libvgpu";
+  if (strstr(info.dli_fname, "libamdhip64")) return "libamdhip64";
+  return info.dli_fname;
+}
+
 
 /* Stub-only (tests/stubs): device time this process's kernels took; a
  * graph of duration_us microseconds. */
@@ -77,13 +132,12 @@ static int work_launch(const char* mode, unsigned int us) {
 
 static const probe_api api = {work_load, work_launch, hipDeviceSynchronize, vgpu_stub_hip_busy_ns};
 
-static int device = 0; /* the device of `init` */
 
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   for (int i = 1; i < argc; ++i) {
     const char* c = argv[i];
-    const char *a1 = arg(argc, argv, i + 1), *a2 = arg(argc, argv, i + 2);
+    const char *a1 = arg(argc, argv, i + 1), *a2 = arg(argc, argv, i + 2), *a3 = arg(argc, argv, i + 3);
     hipError_t rc;
     void* p = NULL;
     if (!strcmp(c, "init")) {
@@ -111,11 +165,56 @@ int main(int argc, char** argv) {
       rc = hipMallocPitch(&p, &pitch, num(a1), num(a2));
       if (rc == hipSuccess) keep(HELD_PTR, (uintptr_t)p);
       printf("pitch %d %zu\n", rc, pitch), i += 2;
+    } else if (!strcmp(c, "mempitch") || !strcmp(c, "malloc3d")) {
+      size_t pitch = 0;
+      if (!strcmp(c, "mempitch")) {
+        rc = hipMemAllocPitch(&p, &pitch, num(a1), num(a2), 4), i += 2;
+      } else {
+        hipPitchedPtr pp = {NULL, 0, 0, 0};
+        rc = hipMalloc3D(&pp, (hipExtent){num(a1), num(a2), num(a3)}), i += 3;
+        p = pp.ptr, pitch = pp.pitch;
+      }
+      if (rc == hipSuccess) keep(HELD_PTR, (uintptr_t)p);
+      printf("%s %d %zu\n", c, rc, pitch);
+    } else if (!strcmp(c, "array") || !strcmp(c, "array3d") || !strcmp(c, "arraycreate") ||
+               !strcmp(c, "array3dcreate") || !strcmp(c, "mipmap")) {
+      hipArray_t a = NULL;
+      hipMipmappedArray_t mm = NULL;
+      int kind = HELD_ARRAY;
+      if (!strcmp(c, "array")) {
+        rc = hipMallocArray(&a, &kFloat, num(a1), num(a2), 0), i += 2;
+      } else if (!strcmp(c, "array3d")) {
+        rc = hipMalloc3DArray(&a, &kFloat, (hipExtent){num(a1), num(a2), num(a3)}, 0), i += 3;
+      } else if (!strcmp(c, "arraycreate")) {
+        HIP_ARRAY_DESCRIPTOR d = {num(a1), num(a2), HIP_AD_FORMAT_FLOAT, 1};
+        rc = hipArrayCreate(&a, &d), i += 2, kind = HELD_ARRAY_DESTROY;
+      } else if (!strcmp(c, "array3dcreate")) {
+        HIP_ARRAY3D_DESCRIPTOR d = {num(a1), num(a2), num(a3), HIP_AD_FORMAT_FLOAT, 1, 0};
+        rc = hipArray3DCreate(&a, &d), i += 3, kind = HELD_ARRAY_DESTROY;
+      } else {
+        rc = hipMallocMipmappedArray(&mm, &kFloat, (hipExtent){num(a1), num(a2), 0}, (unsigned)num(a3), 0), i += 3;
+        a = (hipArray_t)mm, kind = HELD_MIPMAP;
+      }
+      allocated(c, rc, kind, (uintptr_t)a);
+    } else if (!strcmp(c, "proc")) {
+      void* fn = NULL;
+      rc = hipGetProcAddress(a1, &fn, 60200, num(a2), NULL);
+      printf("proc %d %s\n", rc, where(fn)), i += 2;
+    } else if (!strcmp(c, "procalloc")) {
+      hipError_t (*alloc)(void**, size_t) = NULL;
+      rc = hipGetProcAddress("hipMalloc", (void**)&alloc, 60200, 0, NULL);
+      if (rc == hipSuccess) rc = alloc(&p, num(a1));
+      allocated(c, rc, HELD_PTR, (uintptr_t)p), ++i;
+    } else if (vmm_command(&vmm, argc, argv, &i)) {
     } else if (!strcmp(c, "free")) {
       held_t h;
       if (!take(&h)) continue;
       p = (void*)(uintptr_t)h.key;
-      rc = h.kind == HELD_ASYNC ? hipFreeAsync(p, NULL) : hipFree(p);
+      rc = h.kind == HELD_ASYNC           ? hipFreeAsync(p, NULL)
+           : h.kind == HELD_ARRAY         ? hipFreeArray((hipArray_t)p)
+           : h.kind == HELD_ARRAY_DESTROY ? hipArrayDestroy((hipArray_t)p)
+           : h.kind == HELD_MIPMAP        ? hipFreeMipmappedArray((hipMipmappedArray_t)p)
+                                          : hipFree(p);
       printf("free %d\n", rc);
     } else if (!strcmp(c, "info")) {
       size_t f = 0, t = 0;

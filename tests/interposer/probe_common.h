@@ -94,6 +94,84 @@ static inline void probe_work(const probe_api* api, const char* seconds, const c
   printf("work %llu %.1f %.1f\n", rc == 0 ? n : 0ULL, (api->busy_ns() - busy0) / 1e6, now_ms() - t0);
 }
 
+/* Virtual memory commands (vmap, vrelease, vretain, vunmap, vfree; see
+ * cuda_probe.c), over a runtime's calls: each returns the runtime's code,
+ * 0 on success. Handles are carried as integers. */
+typedef struct {
+  int (*reserve)(uintptr_t* va, size_t bytes);                  /* an address range */
+  int (*create)(uint64_t* handle, size_t bytes);                /* physical memory on the device */
+  int (*map)(uintptr_t va, size_t bytes, uint64_t handle);      /* map (and allow access) */
+  int (*unmap)(uintptr_t va, size_t bytes);
+  int (*release)(uint64_t handle);
+  int (*retain)(uint64_t* handle, uintptr_t va);                /* may be NULL */
+} vmm_api;
+
+typedef struct {
+  uintptr_t va;
+  size_t size;
+  uint64_t handle;
+  int released;
+} vmm_mapping;
+static vmm_mapping vmm_maps[256];
+static int vmm_nmaps = 0;
+static uintptr_t vmm_va_base = 0;
+static size_t vmm_va_used = 0;
+
+/* Creates `bytes` and maps them at the end of one reserved range (64 GiB). */
+static inline int vmm_map_more(const vmm_api* v, size_t bytes) {
+  uint64_t h = 0;
+  int rc = 0;
+  if (vmm_nmaps == 256) return -1;
+  if (!vmm_va_base) rc = v->reserve(&vmm_va_base, 64ULL << 30);
+  if (rc == 0) rc = v->create(&h, bytes);
+  if (rc != 0) return rc;
+  rc = v->map(vmm_va_base + vmm_va_used, bytes, h);
+  if (rc != 0) {
+    v->release(h);
+    return rc;
+  }
+  vmm_maps[vmm_nmaps++] = (vmm_mapping){vmm_va_base + vmm_va_used, bytes, h, 0};
+  vmm_va_used += bytes;
+  return 0;
+}
+
+/* Unmaps the newest mapping (popped), then releases its handle if
+ * `release` and not released yet. */
+static inline int vmm_unmap_newest(const vmm_api* v, int release) {
+  vmm_mapping m;
+  int rc;
+  if (vmm_nmaps == 0) return -1;
+  m = vmm_maps[--vmm_nmaps];
+  vmm_va_used -= m.size;
+  rc = v->unmap(m.va, m.size);
+  if (rc == 0 && release && !m.released) rc = v->release(m.handle);
+  return rc;
+}
+
+/* Runs vmap BYTES / vrelease / vretain / vunmap / vfree if argv[*i] is one
+ * (printing "<cmd> RC"); returns whether it was. */
+static inline int vmm_command(const vmm_api* v, int argc, char** argv, int* i) {
+  const char* c = argv[*i];
+  int rc;
+  if (!strcmp(c, "vmap")) {
+    printf("vmap %d\n", vmm_map_more(v, num(arg(argc, argv, ++*i))));
+  } else if (!strcmp(c, "vrelease")) {
+    rc = vmm_nmaps ? v->release(vmm_maps[vmm_nmaps - 1].handle) : -1;
+    if (rc == 0) vmm_maps[vmm_nmaps - 1].released = 1;
+    printf("vrelease %d\n", rc);
+  } else if (!strcmp(c, "vretain") && v->retain) {
+    uint64_t h = 0;
+    rc = vmm_nmaps ? v->retain(&h, vmm_maps[vmm_nmaps - 1].va) : -1;
+    if (rc == 0 && h != vmm_maps[vmm_nmaps - 1].handle) rc = -2;
+    printf("vretain %d\n", rc);
+  } else if (!strcmp(c, "vunmap") || !strcmp(c, "vfree")) {
+    printf("%s %d\n", c, vmm_unmap_newest(v, !strcmp(c, "vfree")));
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
 /* The commands after a probe's own: work and hold (see the top), taking
  * their arguments after argv[*i]. Else a line on stderr for an unknown
  * command. Returns -1 to go on, or the exit status (2: unknown). */

@@ -40,6 +40,67 @@ typedef struct dim3 {
   uint32_t x, y, z;
 } dim3;
 
+/* Arrays (textures): bytes = elements x channel bits / 8. */
+typedef struct hipArray* hipArray_t;
+typedef struct hipMipmappedArray* hipMipmappedArray_t;
+typedef void* hipDeviceptr_t;
+typedef enum hipChannelFormatKind {
+  hipChannelFormatKindSigned = 0,
+  hipChannelFormatKindUnsigned = 1,
+  hipChannelFormatKindFloat = 2,
+  hipChannelFormatKindNone = 3
+} hipChannelFormatKind;
+typedef struct hipChannelFormatDesc {
+  int x, y, z, w; /* bits per channel */
+  hipChannelFormatKind f;
+} hipChannelFormatDesc;
+typedef struct hipExtent {
+  size_t width, height, depth;
+} hipExtent;
+typedef struct hipPitchedPtr {
+  void* ptr;
+  size_t pitch, xsize, ysize;
+} hipPitchedPtr;
+typedef enum hipArray_Format {
+  HIP_AD_FORMAT_UNSIGNED_INT8 = 0x01,
+  HIP_AD_FORMAT_UNSIGNED_INT16 = 0x02,
+  HIP_AD_FORMAT_UNSIGNED_INT32 = 0x03,
+  HIP_AD_FORMAT_SIGNED_INT8 = 0x08,
+  HIP_AD_FORMAT_SIGNED_INT16 = 0x09,
+  HIP_AD_FORMAT_SIGNED_INT32 = 0x0a,
+  HIP_AD_FORMAT_HALF = 0x10,
+  HIP_AD_FORMAT_FLOAT = 0x20
+} hipArray_Format;
+typedef struct HIP_ARRAY_DESCRIPTOR {
+  size_t Width, Height;
+  hipArray_Format Format;
+  unsigned int NumChannels;
+} HIP_ARRAY_DESCRIPTOR;
+typedef struct HIP_ARRAY3D_DESCRIPTOR {
+  size_t Width, Height, Depth;
+  hipArray_Format Format;
+  unsigned int NumChannels;
+  unsigned int Flags;
+} HIP_ARRAY3D_DESCRIPTOR;
+
+/* Virtual memory management: as CUDA's, location.type 1 = a device. */
+typedef struct ihipMemGenericAllocationHandle* hipMemGenericAllocationHandle_t;
+enum { hipMemLocationTypeDevice = 1, hipMemAllocationTypePinned = 1 };
+typedef struct hipMemLocation {
+  int type;
+  int id;
+} hipMemLocation;
+typedef struct hipMemAllocationProp {
+  int type;
+  int requestedHandleType;
+  hipMemLocation location;
+  void* win32HandleMetaData;
+  struct {
+    unsigned char compressionType, gpuDirectRDMACapable;
+    unsigned short usage;
+  } allocFlags;
+} hipMemAllocationProp;
+
 /* Device identity and memory. */
 hipError_t hipGetDeviceCount(int* count);
 hipError_t hipGetDevice(int* device);
@@ -54,6 +115,28 @@ hipError_t hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height
 hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t stream);
 hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPool_t pool, hipStream_t stream);
 hipError_t hipFree(void* ptr);
+hipError_t hipMemAllocPitch(hipDeviceptr_t* ptr, size_t* pitch, size_t width_bytes, size_t height,
+                            unsigned int element_bytes);
+hipError_t hipMalloc3D(hipPitchedPtr* pitched, hipExtent extent);
+hipError_t hipMallocArray(hipArray_t* array, const hipChannelFormatDesc* desc, size_t width, size_t height,
+                          unsigned int flags);
+hipError_t hipMalloc3DArray(hipArray_t* array, const hipChannelFormatDesc* desc, hipExtent extent,
+                            unsigned int flags);
+hipError_t hipArrayCreate(hipArray_t* array, const HIP_ARRAY_DESCRIPTOR* desc);
+hipError_t hipArray3DCreate(hipArray_t* array, const HIP_ARRAY3D_DESCRIPTOR* desc);
+hipError_t hipMallocMipmappedArray(hipMipmappedArray_t* array, const hipChannelFormatDesc* desc, hipExtent extent,
+                                   unsigned int levels, unsigned int flags);
+hipError_t hipFreeArray(hipArray_t array);
+hipError_t hipArrayDestroy(hipArray_t array);
+hipError_t hipFreeMipmappedArray(hipMipmappedArray_t array);
+hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* handle, size_t size, const hipMemAllocationProp* prop,
+                        unsigned long long flags);
+hipError_t hipMemRelease(hipMemGenericAllocationHandle_t handle);
+hipError_t hipMemAddressReserve(void** ptr, size_t size, size_t alignment, void* addr, unsigned long long flags);
+hipError_t hipMemMap(void* ptr, size_t size, size_t offset, hipMemGenericAllocationHandle_t handle,
+                     unsigned long long flags);
+hipError_t hipMemUnmap(void* ptr, size_t size);
+hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandle_t* handle, void* addr);
 hipError_t hipFreeAsync(void* ptr, hipStream_t stream);
 
 /* Kernels, modules, graphs. */
@@ -106,6 +189,20 @@ hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* list, int count, 
 hipError_t hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams* list, unsigned int count,
                                                        unsigned int flags);
 hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device);
+
+/* hipGetProcAddress (ROCm 6.2+), as CUDA's cuGetProcAddress_v2. */
+enum {
+  HIP_GET_PROC_ADDRESS_DEFAULT = 0,
+  HIP_GET_PROC_ADDRESS_LEGACY_STREAM = 1,
+  HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 2
+};
+typedef enum hipDriverProcAddressQueryResult {
+  HIP_GET_PROC_ADDRESS_SUCCESS = 0,
+  HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+  HIP_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
+} hipDriverProcAddressQueryResult;
+hipError_t hipGetProcAddress(const char* symbol, void** pfn, int hip_version, uint64_t flags,
+                             hipDriverProcAddressQueryResult* status);
 hipError_t hipDeviceSynchronize(void);
 hipError_t hipStreamSynchronize(hipStream_t stream);
 
