@@ -223,6 +223,27 @@ VGPU_HOOK CUresult cuArray3DCreate_v2(CUarray* array, const CUDA_ARRAY3D_DESCRIP
 }
 
 
+// Every level counts: each halves every dimension, never below 1.
+VGPU_HOOK CUresult cuMipmappedArrayCreate(CUmipmappedArray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc,
+                                          unsigned int levels) {
+  VGPU_REAL(kCuda, cuMipmappedArrayCreate);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  Gate g;
+  if (desc) {
+    uint64_t bytes = 0;
+    size_t w = desc->Width, h = desc->Height, d = desc->Depth;
+    for (unsigned int l = 0; l < (levels ? levels : 1) && w; ++l) {
+      bytes += ArrayBytes(w, h, d, desc->NumChannels, desc->Format);
+      w = w > 1 ? w / 2 : 1, h = h > 1 ? h / 2 : h, d = d > 1 ? d / 2 : d;
+    }
+    if (CUresult refused = AdmitOnCurrentDevice(bytes, &g)) return refused;
+  }
+  CUresult rc = real(array, desc, levels);
+  Settle(g, rc == CUDA_SUCCESS, Kind::kArray, array ? reinterpret_cast<uint64_t>(*array) : 0);
+  return rc;
+}
+VGPU_FREE(cuMipmappedArrayDestroy, CUmipmappedArray, Kind::kArray, reinterpret_cast<uint64_t>(x))
+
 // ---- cuGetProcAddress -------------------------------------------------------
 
 namespace vgpu {
@@ -244,7 +265,9 @@ struct Variant {
 const Variant kVariants[] = {
     {"cuInit", 0, "cuInit", nullptr},
     {"cuMemAlloc", 3020, "cuMemAlloc_v2", nullptr},
+    {"cuMemAlloc", 0, "cuMemAlloc", nullptr},
     {"cuMemAllocPitch", 3020, "cuMemAllocPitch_v2", nullptr},
+    {"cuMemAllocPitch", 0, "cuMemAllocPitch", nullptr},
     {"cuMemAllocManaged", 0, "cuMemAllocManaged", nullptr},
     {"cuMemFree", 3020, "cuMemFree_v2", nullptr},
     {"cuMemGetInfo", 3020, "cuMemGetInfo_v2", nullptr},
@@ -261,12 +284,20 @@ const Variant kVariants[] = {
     {"cuMemPoolSetAttribute", 0, "cuMemPoolSetAttribute", nullptr},
     {"cuMemPoolDestroy", 0, "cuMemPoolDestroy", nullptr},
     {"cuArrayCreate", 3020, "cuArrayCreate_v2", nullptr},
+    {"cuArrayCreate", 0, "cuArrayCreate", nullptr},
     {"cuArray3DCreate", 3020, "cuArray3DCreate_v2", nullptr},
+    {"cuArray3DCreate", 0, "cuArray3DCreate", nullptr},
     {"cuArrayDestroy", 0, "cuArrayDestroy", nullptr},
+    {"cuMipmappedArrayCreate", 0, "cuMipmappedArrayCreate", nullptr},
+    {"cuMipmappedArrayDestroy", 0, "cuMipmappedArrayDestroy", nullptr},
     {"cuLaunchKernel", 0, "cuLaunchKernel", "cuLaunchKernel_ptsz"},
     {"cuLaunchKernelEx", 0, "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz"},
     {"cuLaunchCooperativeKernel", 0, "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz"},
     {"cuGraphLaunch", 0, "cuGraphLaunch", "cuGraphLaunch_ptsz"},
+    {"cuLaunch", 0, "cuLaunch", nullptr},
+    {"cuLaunchGrid", 0, "cuLaunchGrid", nullptr},
+    {"cuLaunchGridAsync", 0, "cuLaunchGridAsync", nullptr},
+    {"cuLaunchCooperativeKernelMultiDevice", 0, "cuLaunchCooperativeKernelMultiDevice", nullptr},
     {"cuGetProcAddress", 12000, "cuGetProcAddress_v2", nullptr},
     {"cuGetProcAddress", 0, "cuGetProcAddress", nullptr},
 };
@@ -301,6 +332,7 @@ void* HookForAddress(void* real) {
   static const Table tables[] = {{kCudaHooks, kCudaHookCount},
                                  {kCudaVmmHooks, kCudaVmmHookCount},
                                  {kCudaPoolHooks, kCudaPoolHookCount},
+                                 {kCudaLegacyHooks, kCudaLegacyHookCount},
                                  {kCudaLaunchHooks, kCudaLaunchHookCount}};
   // Never freed: the runtime may ask while the process exits.
   static const std::vector<std::vector<void*>>& addresses = *[] {
@@ -374,6 +406,8 @@ const Hook kCudaHooks[] = {
     VGPU_HOOK_ENTRY(cuArrayCreate_v2),
     VGPU_HOOK_ENTRY(cuArray3DCreate_v2),
     VGPU_HOOK_ENTRY(cuArrayDestroy),
+    VGPU_HOOK_ENTRY(cuMipmappedArrayCreate),
+    VGPU_HOOK_ENTRY(cuMipmappedArrayDestroy),
     VGPU_HOOK_ENTRY(cuGetProcAddress),
     VGPU_HOOK_ENTRY(cuGetProcAddress_v2),
 };

@@ -18,7 +18,7 @@ void* HookByName(const char* name) {
     const size_t& count;
   };
   static const Table tables[] = {{kCudaHooks, kCudaHookCount}, {kCudaVmmHooks, kCudaVmmHookCount},
-                                 {kCudaPoolHooks, kCudaPoolHookCount},
+                                 {kCudaPoolHooks, kCudaPoolHookCount}, {kCudaLegacyHooks, kCudaLegacyHookCount},
                                  {kCudaLaunchHooks, kCudaLaunchHookCount}, {kNvmlHooks, kNvmlHookCount},
                                  {kHipHooks, kHipHookCount}, {kHipMemoryHooks, kHipMemoryHookCount},
                                  {kAclHooks, kAclHookCount}};

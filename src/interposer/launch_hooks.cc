@@ -103,6 +103,27 @@ VGPU_LAUNCH(cuLaunchKernelEx_ptsz, true, VGPU_EX_PARAMS, VGPU_EX_ARGS, config ? 
 VGPU_LAUNCH(cuGraphLaunch, false, (CUgraphExec graph, CUstream stream), (graph, stream), stream)
 VGPU_LAUNCH(cuGraphLaunch_ptsz, true, (CUgraphExec graph, CUstream stream), (graph, stream), stream)
 
+// Before cuLaunchKernel (CUDA 4.0): the grid on the legacy default stream,
+// or on a stream.
+VGPU_LAUNCH(cuLaunch, false, (CUfunction f), (f), nullptr)
+VGPU_LAUNCH(cuLaunchGrid, false, (CUfunction f, int w, int h), (f, w, h), nullptr)
+VGPU_LAUNCH(cuLaunchGridAsync, false, (CUfunction f, int w, int h, CUstream stream), (f, w, h, stream), stream)
+
+// One kernel per device, each on its own stream. Every entry is paced on
+// the calling thread's current device: a stream does not name its device
+// without a context switch per launch (cuStreamGetCtx, cuCtxPushCurrent).
+VGPU_HOOK CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* list, unsigned int count,
+                                                        unsigned int flags) {
+  VGPU_REAL(kCuda, cuLaunchCooperativeKernelMultiDevice);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!list || count == 0 || count > 64) return real(list, count, flags);
+  uint64_t tickets[64];
+  for (unsigned int i = 0; i < count; ++i) tickets[i] = PaceBefore(list[i].hStream, false);
+  const CUresult rc = real(list, count, flags);
+  for (unsigned int i = 0; i < count; ++i) PaceAfter(tickets[i], rc, list[i].hStream, false);
+  return rc;
+}
+
 namespace vgpu {
 namespace interposer {
 
@@ -112,6 +133,8 @@ const Hook kCudaLaunchHooks[] = {
     VGPU_LAUNCH_ENTRY(cuLaunchCooperativeKernel), VGPU_LAUNCH_ENTRY(cuLaunchCooperativeKernel_ptsz),
     VGPU_LAUNCH_ENTRY(cuLaunchKernelEx),         VGPU_LAUNCH_ENTRY(cuLaunchKernelEx_ptsz),
     VGPU_LAUNCH_ENTRY(cuGraphLaunch),            VGPU_LAUNCH_ENTRY(cuGraphLaunch_ptsz),
+    VGPU_LAUNCH_ENTRY(cuLaunch),                 VGPU_LAUNCH_ENTRY(cuLaunchGrid),
+    VGPU_LAUNCH_ENTRY(cuLaunchGridAsync),        VGPU_LAUNCH_ENTRY(cuLaunchCooperativeKernelMultiDevice),
 };
 const size_t kCudaLaunchHookCount = sizeof(kCudaLaunchHooks) / sizeof(kCudaLaunchHooks[0]);
 

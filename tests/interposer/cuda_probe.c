@@ -8,6 +8,8 @@
  *                           (pool: from the device's default pool)
  *   pitch WIDTH HEIGHT                                             -> "pitch RC PITCH"
  *   array W H | array3d W H D  (1-channel float)                   -> "<cmd> RC"
+ *   mipmap W H LEVELS       cuMipmappedArrayCreate (float)          -> "mipmap RC"
+ *   v1alloc BYTES           cuMemAlloc, the v1 (32-bit) entry point -> "v1alloc RC"
  *   free                    frees the newest allocation still held -> "free RC"
  *   vmap BYTES              as PyTorch's expandable segments grow: cuMemCreate
  *                           BYTES, cuMemMap at the end of one reserved
@@ -62,7 +64,7 @@
 #include "probe_common.h"
 
 /* held_t kinds: which call frees the allocation. */
-enum { HELD_PTR, HELD_HANDLE, HELD_ARRAY, HELD_ASYNC };
+enum { HELD_PTR, HELD_HANDLE, HELD_ARRAY, HELD_ASYNC, HELD_MIPMAP };
 
 /* Stub-only (tests/stubs): device time this process's kernels took; a
  * graph of duration_us microseconds. */
@@ -79,9 +81,16 @@ static int work_load(const char* name) {
   return rc;
 }
 
-/* MODE: kernel (cuLaunchKernel), ptsz, ex, coop, graph. */
+/* MODE: kernel (cuLaunchKernel), ptsz, ex, coop, graph, and the launches
+ * before CUDA 4.0 (launch: cuLaunch, grid: cuLaunchGrid, gridasync) and
+ * multi (cuLaunchCooperativeKernelMultiDevice with one entry). */
 static int work_launch(const char* mode, unsigned int us) {
   CUfunction f = work_function;
+  CUDA_LAUNCH_PARAMS lp = {f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL};
+  if (!strcmp(mode, "launch")) return cuLaunch(f);
+  if (!strcmp(mode, "grid")) return cuLaunchGrid(f, 1, 1);
+  if (!strcmp(mode, "gridasync")) return cuLaunchGridAsync(f, 1, 1, NULL);
+  if (!strcmp(mode, "multi")) return cuLaunchCooperativeKernelMultiDevice(&lp, 1, 0);
   if (!strcmp(mode, "ptsz")) return cuLaunchKernel_ptsz(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
   if (!strcmp(mode, "coop")) return cuLaunchCooperativeKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL);
   if (!strcmp(mode, "graph")) return cuGraphLaunch(vgpu_stub_cuda_graph(us), NULL);
@@ -198,12 +207,21 @@ int main(int argc, char** argv) {
       CUarray arr = NULL;
       rc = cuArray3DCreate_v2(&arr, &d);
       allocated(c, rc, HELD_ARRAY, (uintptr_t)arr), i += 3;
+    } else if (!strcmp(c, "mipmap")) {
+      CUDA_ARRAY3D_DESCRIPTOR d = {num(a1), num(a2), 0, CU_AD_FORMAT_FLOAT, 1, 0};
+      CUmipmappedArray m = NULL;
+      rc = cuMipmappedArrayCreate(&m, &d, (unsigned int)num(a3));
+      allocated(c, rc, HELD_MIPMAP, (uintptr_t)m), i += 3;
+    } else if (!strcmp(c, "v1alloc")) {
+      CUdeviceptr_v1 p1 = 0;
+      printf("v1alloc %d\n", cuMemAlloc(&p1, (unsigned int)num(a1))), ++i;
     } else if (!strcmp(c, "free")) {
       held_t h;
       if (!take(&h)) continue;
       if (h.kind == HELD_PTR) rc = cuMemFree_v2(h.key);
       else if (h.kind == HELD_HANDLE) rc = cuMemRelease(h.key);
       else if (h.kind == HELD_ARRAY) rc = cuArrayDestroy((CUarray)(uintptr_t)h.key);
+      else if (h.kind == HELD_MIPMAP) rc = cuMipmappedArrayDestroy((CUmipmappedArray)(uintptr_t)h.key);
       else rc = cuMemFreeAsync(h.key, NULL);
       printf("free %d\n", rc);
     } else if (vmm_command(&vmm, argc, argv, &i)) {

@@ -289,123 +289,6 @@ CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned int flags) 
   return alloc_current(dptr, bytes);
 }
 
-/* On device prop->location.id (location type must be a device). The
- * memory stays until the handle is released and unmapped (stub_vmm.h). */
-CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes, const CUmemAllocationProp* prop,
-                     unsigned long long flags) {
-  uint64_t h;
-  if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
-  if (handle == NULL || prop == NULL || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!accel_valid_device(prop->location.id)) return CUDA_ERROR_INVALID_DEVICE;
-  TRY(vmm_create(prop->location.id, bytes, &h));
-  *handle = h;
-  return CUDA_SUCCESS;
-}
-
-CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
-  TRY(api_ready());
-  return vmm_release(handle);
-}
-
-CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
-                             unsigned long long flags) {
-  uint64_t va;
-  TRY(api_ready());
-  TRY(vmm_reserve_va(size, &va));
-  *ptr = va;
-  return CUDA_SUCCESS;
-}
-
-CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) { return api_ready(); }
-
-CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
-                  unsigned long long flags) {
-  TRY(api_ready());
-  return vmm_map_handle(ptr, size, handle);
-}
-
-CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
-  TRY(api_ready());
-  return vmm_unmap(ptr, size);
-}
-
-CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
-  TRY(api_ready());
-  return desc == NULL || count == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
-}
-
-CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) {
-  uint64_t h;
-  TRY(api_ready());
-  if (handle == NULL) return CUDA_ERROR_INVALID_VALUE;
-  TRY(vmm_retain((uint64_t)(uintptr_t)addr, &h));
-  *handle = h;
-  return CUDA_SUCCESS;
-}
-
-/* Stream-ordered allocation happens at once, from the current device's
- * default pool or the one given (stub_pool.h). */
-CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream s) {
-  int device;
-  uint64_t pool, p;
-  TRY(api_current_device(&device));
-  TRY(pool_of_device(device, &pool));
-  TRY(pool_alloc(pool, bytes, &p));
-  *dptr = p;
-  return CUDA_SUCCESS;
-}
-CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUstream s) { return cuMemAllocAsync(dptr, bytes, s); }
-CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream s) {
-  uint64_t p;
-  TRY(api_ready());
-  TRY(pool_alloc((uint64_t)(uintptr_t)pool, bytes, &p));
-  *dptr = p;
-  return CUDA_SUCCESS;
-}
-CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream s) {
-  return cuMemAllocFromPoolAsync(dptr, bytes, pool, s);
-}
-/* Back to its pool; a cuMemAlloc pointer is freed as cuMemFree would. */
-CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s) {
-  TRY(api_ready());
-  return pool_free(dptr) ? CUDA_SUCCESS : accel_release(KIND_PTR, dptr);
-}
-CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s) { return cuMemFreeAsync(dptr, s); }
-
-CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice device) {
-  uint64_t p;
-  TRY(accel_device_call(pool, device));
-  TRY(pool_of_device(device, &p));
-  *pool = (CUmemoryPool)(uintptr_t)p;
-  return CUDA_SUCCESS;
-}
-CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice device) { return cuDeviceGetDefaultMemPool(pool, device); }
-CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props) {
-  uint64_t p;
-  TRY(api_ready());
-  if (pool == NULL || props == NULL || props->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
-    return CUDA_ERROR_INVALID_VALUE;
-  TRY(pool_create(props->location.id, &p));
-  *pool = (CUmemoryPool)(uintptr_t)p;
-  return CUDA_SUCCESS;
-}
-CUresult cuMemPoolDestroy(CUmemoryPool pool) {
-  TRY(api_ready());
-  return pool_destroy((uint64_t)(uintptr_t)pool);
-}
-CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
-  TRY(api_ready());
-  return pool_trim((uint64_t)(uintptr_t)pool, keep);
-}
-CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
-  TRY(api_ready());
-  return pool_attribute((uint64_t)(uintptr_t)pool, attr, (uint64_t*)value, 1);
-}
-CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
-  TRY(api_ready());
-  return pool_attribute((uint64_t)(uintptr_t)pool, attr, (uint64_t*)value, 0);
-}
 
 /* Width * max(Height,1) * max(Depth,1) * NumChannels * element bytes of
  * Format (1: INT8, 2: INT16/HALF, 4: INT32/FLOAT; else invalid), on the
@@ -442,6 +325,8 @@ CUresult cuArray3DCreate_v2(CUarray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc)
 
 CUresult cuArrayDestroy(CUarray array) { return accel_release(KIND_ARRAY, (uint64_t)(uintptr_t)array); }
 
+
+
 /* Every launch variant: the kernel's time on the current context's device
  * (of config->hStream for cuLaunchKernelEx: streams are not modelled). */
 CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
@@ -471,6 +356,8 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned 
 }
 CUresult cuGraphLaunch(CUgraphExec graph, CUstream s) { return launch_tagged(graph, TAG_GRAPH); }
 CUresult cuGraphLaunch_ptsz(CUgraphExec graph, CUstream s) { return launch_tagged(graph, TAG_GRAPH); }
+
+
 
 CUgraphExec vgpu_stub_cuda_graph(unsigned int duration_us) { return (CUgraphExec)accel_graph(duration_us); }
 
@@ -507,6 +394,8 @@ CUresult cuEventElapsedTime(float* milliseconds, CUevent start, CUevent end) {
 unsigned long long vgpu_stub_cuda_kernels_launched(void) { return atomic_load(&g_launched); }
 unsigned long long vgpu_stub_cuda_busy_ns(void) { return atomic_load(&g_busy_ns); }
 
+#include "cuda_stub_more.h"
+
 /* cuGetProcAddress table: per base name, newest first; an entry serves
  * cudaVersion >= since. ptsz: the per-thread-default-stream twin. */
 typedef void (*any_fn)(void);
@@ -527,7 +416,7 @@ static const proc_t g_procs[] = {
     P("cuCtxGetCurrent", 0, cuCtxGetCurrent), P("cuCtxGetDevice", 0, cuCtxGetDevice),
     P("cuCtxSynchronize", 0, cuCtxSynchronize), P("cuStreamSynchronize", 0, cuStreamSynchronize),
     P("cuModuleLoadData", 0, cuModuleLoadData), P("cuModuleGetFunction", 0, cuModuleGetFunction),
-    P("cuMemGetInfo", 3020, cuMemGetInfo_v2), P("cuMemAlloc", 3020, cuMemAlloc_v2),
+    P("cuMemGetInfo", 3020, cuMemGetInfo_v2), P("cuMemAlloc", 3020, cuMemAlloc_v2), P("cuMemAlloc", 0, cuMemAlloc),
     P("cuMemAllocPitch", 3020, cuMemAllocPitch_v2), P("cuMemAllocManaged", 0, cuMemAllocManaged),
     P("cuMemFree", 3020, cuMemFree_v2), P("cuMemCreate", 0, cuMemCreate), P("cuMemRelease", 0, cuMemRelease),
     P("cuMemAddressReserve", 0, cuMemAddressReserve), P("cuMemAddressFree", 0, cuMemAddressFree),
@@ -541,6 +430,9 @@ static const proc_t g_procs[] = {
     P("cuArray3DCreate", 3020, cuArray3DCreate_v2), P("cuArrayDestroy", 0, cuArrayDestroy),
     PT("cuLaunchKernel", cuLaunchKernel), PT("cuLaunchKernelEx", cuLaunchKernelEx),
     PT("cuLaunchCooperativeKernel", cuLaunchCooperativeKernel), PT("cuGraphLaunch", cuGraphLaunch),
+    P("cuLaunch", 0, cuLaunch), P("cuLaunchGrid", 0, cuLaunchGrid), P("cuLaunchGridAsync", 0, cuLaunchGridAsync),
+    P("cuLaunchCooperativeKernelMultiDevice", 0, cuLaunchCooperativeKernelMultiDevice),
+    P("cuMipmappedArrayCreate", 0, cuMipmappedArrayCreate), P("cuMipmappedArrayDestroy", 0, cuMipmappedArrayDestroy),
     P("cuEventCreate", 0, cuEventCreate), P("cuEventDestroy", 4000, cuEventDestroy_v2),
     PT("cuEventRecord", cuEventRecord), P("cuEventQuery", 0, cuEventQuery),
     P("cuEventSynchronize", 0, cuEventSynchronize), P("cuEventElapsedTime", 0, cuEventElapsedTime),

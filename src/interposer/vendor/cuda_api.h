@@ -41,6 +41,10 @@ typedef struct CUstream_st* CUstream;
 typedef struct CUarray_st* CUarray;
 typedef struct CUmemPoolHandle_st* CUmemoryPool;
 typedef struct CUgraphExec_st* CUgraphExec;
+typedef struct CUmipmappedArray_st* CUmipmappedArray;
+/* The 32-bit device pointers of the v1 entry points (cuMemAlloc, ...),
+ * which libcuda still exports for programs built before CUDA 3.2. */
+typedef unsigned int CUdeviceptr_v1;
 typedef struct CUevent_st* CUevent;
 
 typedef struct CUuuid_st {
@@ -192,6 +196,14 @@ CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
 CUresult cuArrayCreate_v2(CUarray* array, const CUDA_ARRAY_DESCRIPTOR* desc);
 CUresult cuArray3DCreate_v2(CUarray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc);
 CUresult cuArrayDestroy(CUarray array);
+CUresult cuMipmappedArrayCreate(CUmipmappedArray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc, unsigned int levels);
+CUresult cuMipmappedArrayDestroy(CUmipmappedArray array);
+/* v1 (pre-3.2) allocation entry points. */
+CUresult cuMemAlloc(CUdeviceptr_v1* dptr, unsigned int bytes);
+CUresult cuMemAllocPitch(CUdeviceptr_v1* dptr, unsigned int* pitch, unsigned int width_bytes, unsigned int height,
+                         unsigned int element_bytes);
+CUresult cuArrayCreate(CUarray* array, const void* desc_v1);
+CUresult cuArray3DCreate(CUarray* array, const void* desc_v1);
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                         unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream,
@@ -208,6 +220,17 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned 
                                         unsigned int bx, unsigned int by, unsigned int bz,
                                         unsigned int shared_bytes, CUstream stream, void** params);
 CUresult cuGraphLaunch(CUgraphExec graph, CUstream stream);
+/* Launches before cuLaunchKernel (CUDA 4.0), and the multi-device one. */
+CUresult cuLaunch(CUfunction f);
+CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height);
+CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream stream);
+typedef struct CUDA_LAUNCH_PARAMS_st {
+  CUfunction function;
+  unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  CUstream hStream;
+  void** kernelParams;
+} CUDA_LAUNCH_PARAMS;
+CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* list, unsigned int count, unsigned int flags);
 CUresult cuGraphLaunch_ptsz(CUgraphExec graph, CUstream stream);
 
 CUresult cuEventCreate(CUevent* event, unsigned int flags);

@@ -1,0 +1,191 @@
+/* Part of cuda_stub.c's translation unit (included once, after the entry
+ * points it uses): stream-ordered pools over stub_pool.h, virtual memory
+ * management over stub_vmm.h, mipmapped
+ * arrays, and the entry points before CUDA 4.0 (v1 32-bit allocations,
+ * cuLaunch and cuLaunchGrid) plus the multi-device cooperative launch. */
+#ifndef VGPU_TESTS_CUDA_STUB_MORE_H_
+#define VGPU_TESTS_CUDA_STUB_MORE_H_
+
+/* Stream-ordered allocation happens at once, from the current device's
+ * default pool or the one given (stub_pool.h). */
+CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream s) {
+  int device;
+  uint64_t pool, p;
+  TRY(api_current_device(&device));
+  TRY(pool_of_device(device, &pool));
+  TRY(pool_alloc(pool, bytes, &p));
+  *dptr = p;
+  return CUDA_SUCCESS;
+}
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUstream s) { return cuMemAllocAsync(dptr, bytes, s); }
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream s) {
+  uint64_t p;
+  TRY(api_ready());
+  TRY(pool_alloc((uint64_t)(uintptr_t)pool, bytes, &p));
+  *dptr = p;
+  return CUDA_SUCCESS;
+}
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream s) {
+  return cuMemAllocFromPoolAsync(dptr, bytes, pool, s);
+}
+/* Back to its pool; a cuMemAlloc pointer is freed as cuMemFree would. */
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s) {
+  TRY(api_ready());
+  return pool_free(dptr) ? CUDA_SUCCESS : accel_release(KIND_PTR, dptr);
+}
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s) { return cuMemFreeAsync(dptr, s); }
+
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice device) {
+  uint64_t p;
+  TRY(accel_device_call(pool, device));
+  TRY(pool_of_device(device, &p));
+  *pool = (CUmemoryPool)(uintptr_t)p;
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice device) { return cuDeviceGetDefaultMemPool(pool, device); }
+CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props) {
+  uint64_t p;
+  TRY(api_ready());
+  if (pool == NULL || props == NULL || props->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    return CUDA_ERROR_INVALID_VALUE;
+  TRY(pool_create(props->location.id, &p));
+  *pool = (CUmemoryPool)(uintptr_t)p;
+  return CUDA_SUCCESS;
+}
+CUresult cuMemPoolDestroy(CUmemoryPool pool) {
+  TRY(api_ready());
+  return pool_destroy((uint64_t)(uintptr_t)pool);
+}
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
+  TRY(api_ready());
+  return pool_trim((uint64_t)(uintptr_t)pool, keep);
+}
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+  TRY(api_ready());
+  return pool_attribute((uint64_t)(uintptr_t)pool, attr, (uint64_t*)value, 1);
+}
+CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+  TRY(api_ready());
+  return pool_attribute((uint64_t)(uintptr_t)pool, attr, (uint64_t*)value, 0);
+}
+
+/* On device prop->location.id (location type must be a device). The
+ * memory stays until the handle is released and unmapped (stub_vmm.h). */
+CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes, const CUmemAllocationProp* prop,
+                     unsigned long long flags) {
+  uint64_t h;
+  if (!ready()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (handle == NULL || prop == NULL || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!accel_valid_device(prop->location.id)) return CUDA_ERROR_INVALID_DEVICE;
+  TRY(vmm_create(prop->location.id, bytes, &h));
+  *handle = h;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
+  TRY(api_ready());
+  return vmm_release(handle);
+}
+
+CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                             unsigned long long flags) {
+  uint64_t va;
+  TRY(api_ready());
+  TRY(vmm_reserve_va(size, &va));
+  *ptr = va;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) { return api_ready(); }
+
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                  unsigned long long flags) {
+  TRY(api_ready());
+  return vmm_map_handle(ptr, size, handle);
+}
+
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  TRY(api_ready());
+  return vmm_unmap(ptr, size);
+}
+
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
+  TRY(api_ready());
+  return desc == NULL || count == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) {
+  uint64_t h;
+  TRY(api_ready());
+  if (handle == NULL) return CUDA_ERROR_INVALID_VALUE;
+  TRY(vmm_retain((uint64_t)(uintptr_t)addr, &h));
+  *handle = h;
+  return CUDA_SUCCESS;
+}
+
+
+/* Every level: each halves every dimension, never below 1. */
+CUresult cuMipmappedArrayCreate(CUmipmappedArray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc, unsigned int levels) {
+  size_t elements = 0, w, h, d;
+  if (desc == NULL) return ready() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+  w = desc->Width, h = desc->Height ? desc->Height : 1, d = desc->Depth ? desc->Depth : 1;
+  for (unsigned int l = 0; l < (levels ? levels : 1); ++l) {
+    elements += w * h * d;
+    w = w > 1 ? w / 2 : 1, h = h > 1 ? h / 2 : 1, d = d > 1 ? d / 2 : 1;
+  }
+  return array_create((CUarray*)array, elements, 1, 1, desc->Format, desc->NumChannels);
+}
+CUresult cuMipmappedArrayDestroy(CUmipmappedArray array) { return cuArrayDestroy((CUarray)array); }
+
+/* v1 (32-bit) entry points: booked like their successors; the pointer is
+ * the low 32 bits of the booking's (never freed: enough for the tests). */
+CUresult cuMemAlloc(CUdeviceptr_v1* dptr, unsigned int bytes) {
+  CUdeviceptr p = 0;
+  TRY(alloc_current(&p, bytes));
+  *dptr = (CUdeviceptr_v1)p;
+  return CUDA_SUCCESS;
+}
+CUresult cuMemAllocPitch(CUdeviceptr_v1* dptr, unsigned int* pitch, unsigned int width_bytes, unsigned int height,
+                         unsigned int element_bytes) {
+  size_t p64 = 0;
+  CUdeviceptr p = 0;
+  TRY(cuMemAllocPitch_v2(&p, &p64, width_bytes, height, element_bytes));
+  *dptr = (CUdeviceptr_v1)p, *pitch = (unsigned int)p64;
+  return CUDA_SUCCESS;
+}
+typedef struct {
+  unsigned int Width, Height;
+  int Format;
+  unsigned int NumChannels;
+} array_desc_v1;
+typedef struct {
+  unsigned int Width, Height, Depth;
+  int Format;
+  unsigned int NumChannels, Flags;
+} array3d_desc_v1;
+CUresult cuArrayCreate(CUarray* array, const void* desc) {
+  const array_desc_v1* d = desc;
+  if (d == NULL) return CUDA_ERROR_INVALID_VALUE;
+  return array_create(array, d->Width, d->Height, 1, d->Format, d->NumChannels);
+}
+CUresult cuArray3DCreate(CUarray* array, const void* desc) {
+  const array3d_desc_v1* d = desc;
+  if (d == NULL) return CUDA_ERROR_INVALID_VALUE;
+  return array_create(array, d->Width, d->Height, d->Depth, d->Format, d->NumChannels);
+}
+
+/* Pre-4.0 launches and the multi-device one (every entry on the current
+ * device: the stub's streams carry none). */
+CUresult cuLaunch(CUfunction f) { return launch_tagged(f, TAG_FUNC); }
+CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height) { return launch_tagged(f, TAG_FUNC); }
+CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream s) {
+  return launch_tagged(f, TAG_FUNC);
+}
+CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* list, unsigned int count, unsigned int flags) {
+  if (list == NULL || count == 0) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned int i = 0; i < count; ++i) TRY(launch_tagged(list[i].function, TAG_FUNC));
+  return CUDA_SUCCESS;
+}
+
+#endif /* VGPU_TESTS_CUDA_STUB_MORE_H_ */
