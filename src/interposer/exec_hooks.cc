@@ -17,6 +17,7 @@
 
 #include "enforcer.h"
 #include "export.h"
+#include "launch_pacer.h"
 #include "real_symbols.h"
 
 extern char** environ;
@@ -108,8 +109,11 @@ std::vector<char*> CollectArgs(const char* first, va_list ap, char*** envp) {
 
 using namespace vgpu::interposer;
 
+// Before exec, the outstanding launches are charged: the new image starts
+// afresh and would never see them.
 VGPU_HOOK int execve(const char* path, char* const argv[], char* const envp[]) {
   static const auto real = Real<int (*)(const char*, char* const*, char* const*)>("execve");
+  LaunchPacer::FlushAll();
   std::vector<char*> env;
   std::string entry;
   return real(path, argv, FixedEnv(envp, &env, &entry));
@@ -117,6 +121,7 @@ VGPU_HOOK int execve(const char* path, char* const argv[], char* const envp[]) {
 
 VGPU_HOOK int execvpe(const char* file, char* const argv[], char* const envp[]) {
   static const auto real = Real<int (*)(const char*, char* const*, char* const*)>("execvpe");
+  LaunchPacer::FlushAll();
   std::vector<char*> env;
   std::string entry;
   return real(file, argv, FixedEnv(envp, &env, &entry));

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 
 namespace vgpu {
@@ -11,6 +12,8 @@ namespace interposer {
 namespace {
 
 constexpr uint64_t kMaxSleepNs = 10000000;  // re-check at least every 10 ms
+// The collector charges completed launches this often while any is pending.
+constexpr uint64_t kCollectEveryNs = 20000000;
 // A new anchor after this long: elapsed times are float milliseconds.
 constexpr uint64_t kAnchorLifetimeNs = 20000000000ULL;
 // An imprecise anchor is tried again this often; one whose completion was
@@ -47,6 +50,60 @@ LaunchPacer& LaunchPacer::For(const EventOps& ops) {
     if (&p->ops_ == &ops) return *p;
   g_pacers->push_back(new LaunchPacer(ops));
   return *g_pacers->back();
+}
+
+void LaunchPacer::FlushAll() {
+  std::vector<LaunchPacer*> pacers;
+  {
+    std::lock_guard<std::mutex> hold(g_pacers_lock);
+    if (!g_pacers) return;
+    pacers = *g_pacers;
+  }
+  for (LaunchPacer* p : pacers) p->Flush();
+}
+
+void LaunchPacer::StartCollector() {
+  if (collector_) return;
+  stop_ = false;
+  collector_ = new std::thread([this] { CollectorLoop(); });
+  static const bool registered = [] {
+    // Runs before the runtime's own exit handlers (registered earlier, at
+    // its initialisation), while contexts and events still exist.
+    atexit([] { LaunchPacer::FlushAll(); });
+    return true;
+  }();
+  (void)registered;
+}
+
+void LaunchPacer::CollectorLoop() {
+  std::unique_lock<std::mutex> hold(lock_);
+  for (;;) {
+    wake_.wait(hold, [this] { return stop_ || !pending_.empty(); });
+    if (stop_) return;
+    Collect(hold, false);
+    hold.unlock();
+    SleepNs(kCollectEveryNs);
+    hold.lock();
+  }
+}
+
+void LaunchPacer::Flush() {
+  std::thread* collector = nullptr;
+  {
+    std::lock_guard<std::mutex> hold(lock_);
+    collector = collector_;
+    collector_ = nullptr;
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (collector && collector->joinable()) collector->join();
+  std::unique_lock<std::mutex> hold(lock_);
+  // Each round waits for the oldest launch; a launch not yet returned from
+  // the runtime (no end event) cannot be waited for and is left.
+  for (size_t rounds = pending_.size(); rounds > 0 && !pending_.empty(); --rounds) {
+    if (!pending_.front().end) break;
+    Collect(hold, true);
+  }
 }
 
 LaunchPacer::Anchor LaunchPacer::AnchorOf(std::unique_lock<std::mutex>& hold, void* context) {
@@ -154,6 +211,7 @@ uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_threa
   }
   const uint64_t ticket = next_ticket_++;
   pending_.push_back(Pending{ticket, device, context, anchor, start, nullptr});
+  StartCollector();
   return ticket;
 }
 
@@ -165,6 +223,7 @@ void LaunchPacer::After(uint64_t ticket, bool launched, void* stream, bool per_t
   void* end = launched ? TakeEvent(it->context) : nullptr;
   if (end && ops_.record(end, stream, per_thread)) {
     it->end = end;
+    wake_.notify_one();
     return;
   }
   GiveEvent(it->context, end);
@@ -173,8 +232,12 @@ void LaunchPacer::After(uint64_t ticket, bool launched, void* stream, bool per_t
 }
 
 void LaunchPacer::AfterForkInChild() {
-  // The parent's contexts and events mean nothing here.
+  // The parent's contexts and events mean nothing here, and its collector
+  // thread does not exist (its std::thread object is abandoned).
   new (&lock_) std::mutex();
+  new (&wake_) std::condition_variable();
+  collector_ = nullptr;
+  stop_ = false;
   pending_.clear();
   spare_.clear();
   anchors_.clear();

@@ -12,14 +12,22 @@
 // process are outstanding, so that queued work cannot run far ahead of
 // what has been charged.
 //
+// Device time is charged when it is used, whatever the process does next:
+// a collector thread (started at the first paced launch) charges completed
+// launches every few milliseconds, so a process that sleeps or is killed
+// is charged too; at exit (atexit) and before exec every outstanding
+// launch is waited for and charged.
+//
 // What this cannot see: time another context takes on the device between
 // the two events counts against this job (conservative under contention),
 // and kernels launched around libvgpu.so (raw ioctls) are not counted.
 #ifndef VGPU_INTERPOSER_LAUNCH_PACER_H_
 #define VGPU_INTERPOSER_LAUNCH_PACER_H_
 
+#include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -60,6 +68,10 @@ class LaunchPacer {
 
   void AfterForkInChild();
 
+  // Waits for and charges every outstanding launch of every pacer (at exit,
+  // before exec). Cheap when nothing was ever paced.
+  static void FlushAll();
+
  private:
   explicit LaunchPacer(const EventOps& ops) : ops_(ops) {}
 
@@ -94,6 +106,11 @@ class LaunchPacer {
   // blocking wait for the reference event.
   Anchor AnchorOf(std::unique_lock<std::mutex>& hold, void* context);
   void* TakeEvent(void* context);
+  // Starts the collector thread if it is not running (lock_ held).
+  void StartCollector();
+  void CollectorLoop();
+  // Stops the collector, then waits for and charges what is outstanding.
+  void Flush();
   void GiveEvent(void* context, void* event);
 
   const EventOps& ops_;
@@ -102,6 +119,9 @@ class LaunchPacer {
   std::unordered_map<void*, std::vector<void*>> spare_;
   std::unordered_map<void*, Anchor> anchors_;
   uint64_t next_ticket_ = 1;
+  std::condition_variable wake_;  // something is pending, or stop
+  std::thread* collector_ = nullptr;  // never freed: may outlive exit's destructors
+  bool stop_ = false;
 };
 
 }  // namespace interposer

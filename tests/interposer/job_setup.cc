@@ -5,12 +5,15 @@
 // (ID: the vendor id libvgpu.so matches, e.g. a GPU UUID or a PCI bus id;
 // VENDOR: nvidia unless given)
 //   job_setup remove RUN_DIR JOB
+//   job_setup usage RUN_DIR JOB       device time charged to the job's device 0,
+//                                     in ms ("usage MS")
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "jobs/job_limits.h"
 #include "jobs/job_run_dir.h"
+#include "jobs/usage_region.h"
 
 int main(int argc, char** argv) {
   const std::string verb = argc > 1 ? argv[1] : "";
@@ -19,8 +22,18 @@ int main(int argc, char** argv) {
     if (!st.ok()) std::fprintf(stderr, "job_setup: %s\n", st.message().c_str());
     return st.ok() ? 0 : 1;
   }
+  if (verb == "usage" && argc == 4) {
+    const uint32_t job = static_cast<uint32_t>(std::strtoul(argv[3], nullptr, 10));
+    auto region = vgpu::UsageRegion::Open(vgpu::UsageRegionPath(argv[2], job, 0));
+    if (!region.ok()) {
+      std::fprintf(stderr, "job_setup: %s\n", region.message().c_str());
+      return 1;
+    }
+    std::printf("usage %llu\n", static_cast<unsigned long long>((*region)->BusyNs() / 1000000));
+    return 0;
+  }
   if (verb != "create" || argc < 7) {
-    std::fprintf(stderr, "usage: job_setup create RUN_DIR JOB UID GID ID,MEMORY,SHARES,OF[,VENDOR] ... | remove RUN_DIR JOB\n");
+    std::fprintf(stderr, "usage: job_setup create RUN_DIR JOB UID GID ID,MEMORY,SHARES,OF[,VENDOR] ... | remove RUN_DIR JOB | usage RUN_DIR JOB\n");
     return 2;
   }
   vgpu::JobLimits limits;

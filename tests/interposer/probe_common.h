@@ -3,6 +3,8 @@
  * argument helpers, the list of allocations held (for `free`), and the
  * commands both have, run by probe_shared:
  *
+ *   launch US MODE          one US-microsecond kernel (MODE as for work),
+ *                           not waited for                         -> "launch RC"
  *   work SECONDS US MODE    launches US-microsecond kernels of the stub
  *                           back to back for SECONDS, synchronising after
  *                           each                                    -> "work N BUSY_MS WALL_MS"
@@ -180,6 +182,17 @@ static inline int probe_shared(const probe_api* api, const char* probe, int argc
   if (!strcmp(c, "work")) {
     probe_work(api, arg(argc, argv, *i + 1), arg(argc, argv, *i + 2), arg(argc, argv, *i + 3));
     *i += 3;
+    return -1;
+  }
+  if (!strcmp(c, "launch")) {
+    /* One kernel of US microseconds, MODE as for work; not waited for. */
+    char name[64];
+    int rc;
+    snprintf(name, sizeof(name), "busy_%sus", arg(argc, argv, *i + 1));
+    rc = api->load(name);
+    if (rc == 0) rc = api->launch(arg(argc, argv, *i + 2), (unsigned)num(arg(argc, argv, *i + 1)));
+    printf("launch %d\n", rc);
+    *i += 2;
     return -1;
   }
   if (!strcmp(c, "hold")) {
