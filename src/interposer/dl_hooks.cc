@@ -21,6 +21,7 @@ void* HookByName(const char* name) {
                                  {kCudaPoolHooks, kCudaPoolHookCount}, {kCudaLegacyHooks, kCudaLegacyHookCount},
                                  {kCudaLaunchHooks, kCudaLaunchHookCount}, {kNvmlHooks, kNvmlHookCount},
                                  {kHipHooks, kHipHookCount}, {kHipMemoryHooks, kHipMemoryHookCount},
+                                 {kHipPoolHooks, kHipPoolHookCount},
                                  {kAclHooks, kAclHookCount}};
   for (const Table& t : tables)
     for (size_t i = 0; i < t.count; ++i)

@@ -133,9 +133,6 @@ VGPU_HOOK hipError_t hipGetDeviceCount(int* count) {
 VGPU_HIP_ALLOC(hipMalloc, (void** ptr, size_t size), (ptr, size))
 VGPU_HIP_ALLOC(hipExtMallocWithFlags, (void** ptr, size_t size, unsigned int flags), (ptr, size, flags))
 VGPU_HIP_ALLOC(hipMallocManaged, (void** ptr, size_t size, unsigned int flags), (ptr, size, flags))
-VGPU_HIP_ALLOC(hipMallocAsync, (void** ptr, size_t size, hipStream_t stream), (ptr, size, stream))
-VGPU_HIP_ALLOC(hipMallocFromPoolAsync, (void** ptr, size_t size, hipMemPool_t pool, hipStream_t stream),
-               (ptr, size, pool, stream))
 
 VGPU_HOOK hipError_t hipFree(void* ptr) {
   VGPU_REAL(kHip, hipFree);
@@ -145,13 +142,6 @@ VGPU_HOOK hipError_t hipFree(void* ptr) {
   return rc;
 }
 
-VGPU_HOOK hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {
-  VGPU_REAL(kHip, hipFreeAsync);
-  if (!real) return hipErrorNotInitialized;
-  hipError_t rc = real(ptr, stream);
-  if (rc == hipSuccess && ptr) Freed(Kind::kPointer, Key(ptr));
-  return rc;
-}
 
 VGPU_HOOK hipError_t hipMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
   VGPU_REAL(kHip, hipMemGetInfo);
@@ -266,9 +256,7 @@ namespace interposer {
 const Hook kHipHooks[] = {
     VGPU_HIP_ENTRY(hipGetDeviceCount),   VGPU_HIP_ENTRY(hipMalloc),
     VGPU_HIP_ENTRY(hipExtMallocWithFlags), VGPU_HIP_ENTRY(hipMallocManaged),
-    VGPU_HIP_ENTRY(hipMallocAsync),      VGPU_HIP_ENTRY(hipMallocFromPoolAsync),
-    VGPU_HIP_ENTRY(hipFree),
-    VGPU_HIP_ENTRY(hipFreeAsync),        VGPU_HIP_ENTRY(hipMemGetInfo),
+    VGPU_HIP_ENTRY(hipFree),             VGPU_HIP_ENTRY(hipMemGetInfo),
     VGPU_HIP_ENTRY(hipDeviceTotalMem),   VGPU_HIP_ENTRY(hipLaunchKernel),
     VGPU_HIP_ENTRY(hipModuleLaunchKernel), VGPU_HIP_ENTRY(hipGraphLaunch),
     VGPU_HIP_ENTRY(hipLaunchKernel_spt), VGPU_HIP_ENTRY(hipLaunchCooperativeKernel),

@@ -18,7 +18,7 @@ struct Hook {
 
 // Each vendor's hooks (cuda_hooks.cc, cuda_vmm_hooks.cc,
 // cuda_pool_hooks.cc, cuda_legacy_hooks.cc, launch_hooks.cc, nvml_hooks.cc,
-// hip_hooks.cc, hip_memory_hooks.cc, acl_hooks.cc).
+// hip_hooks.cc, hip_memory_hooks.cc, hip_pool_hooks.cc, acl_hooks.cc).
 extern const Hook kCudaHooks[];
 extern const size_t kCudaHookCount;
 extern const Hook kCudaLegacyHooks[];
@@ -35,6 +35,8 @@ extern const Hook kHipHooks[];
 extern const size_t kHipHookCount;
 extern const Hook kHipMemoryHooks[];
 extern const size_t kHipMemoryHookCount;
+extern const Hook kHipPoolHooks[];
+extern const size_t kHipPoolHookCount;
 extern const Hook kAclHooks[];
 extern const size_t kAclHookCount;
 

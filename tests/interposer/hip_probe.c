@@ -7,8 +7,11 @@
  *   alloc|ext|managed|async|pool BYTES                             -> "<cmd> RC"
  *                           hipMalloc, hipExtMallocWithFlags (0),
  *                           hipMallocManaged (1), hipMallocAsync and
- *                           hipMallocFromPoolAsync (NULL pool, NULL
- *                           stream)
+ *                           hipMallocFromPoolAsync (the device's
+ *                           default pool, NULL stream)
+ *   threshold BYTES | trim BYTES | sync
+ *                           the default pool's release threshold,
+ *                           hipMemPoolTrimTo, hipDeviceSynchronize  -> "<cmd> RC"
  *   pitch WIDTH HEIGHT      hipMallocPitch                         -> "pitch RC PITCH"
  *   mempitch WIDTH HEIGHT   hipMemAllocPitch (4-byte elements)      -> "mempitch RC PITCH"
  *   malloc3d W H D          hipMalloc3D (W bytes a row)              -> "malloc3d RC PITCH"
@@ -158,7 +161,9 @@ int main(int argc, char** argv) {
       rc = hipMallocAsync(&p, num(a1), NULL);
       allocated(c, rc, HELD_ASYNC, (uintptr_t)p), ++i;
     } else if (!strcmp(c, "pool")) {
-      rc = hipMallocFromPoolAsync(&p, num(a1), NULL, NULL);
+      hipMemPool_t pool = NULL;
+      rc = hipDeviceGetDefaultMemPool(&pool, device);
+      if (rc == hipSuccess) rc = hipMallocFromPoolAsync(&p, num(a1), pool, NULL);
       allocated(c, rc, HELD_ASYNC, (uintptr_t)p), ++i;
     } else if (!strcmp(c, "pitch")) {
       size_t pitch = 0;
@@ -216,6 +221,15 @@ int main(int argc, char** argv) {
            : h.kind == HELD_MIPMAP        ? hipFreeMipmappedArray((hipMipmappedArray_t)p)
                                           : hipFree(p);
       printf("free %d\n", rc);
+    } else if (!strcmp(c, "threshold") || !strcmp(c, "trim")) {
+      hipMemPool_t pool = NULL;
+      uint64_t v = num(a1);
+      rc = hipDeviceGetDefaultMemPool(&pool, device);
+      if (rc == hipSuccess)
+        rc = !strcmp(c, "trim") ? hipMemPoolTrimTo(pool, v) : hipMemPoolSetAttribute(pool, hipMemPoolAttrReleaseThreshold, &v);
+      printf("%s %d\n", c, rc), ++i;
+    } else if (!strcmp(c, "sync")) {
+      printf("sync %d\n", hipDeviceSynchronize());
     } else if (!strcmp(c, "info")) {
       size_t f = 0, t = 0;
       rc = hipMemGetInfo(&f, &t);

@@ -75,6 +75,7 @@
 #define ACCEL_NO_CLOCK hipErrorNotInitialized
 #include "stub_accel.h"
 #include "stub_vmm.h"
+#include "stub_pool.h"
 
 /* Arguments the simulation does not model (streams, grid sizes, flags,
  * pools) are ignored. */
@@ -203,119 +204,16 @@ hipError_t hipMemAllocPitch(hipDeviceptr_t* ptr, size_t* pitch, size_t width_byt
   return hipMallocPitch(ptr, pitch, width_bytes, height);
 }
 
-/* Pitch rows of extent.width bytes, extent.height x extent.depth of them. */
-hipError_t hipMalloc3D(hipPitchedPtr* pitched, hipExtent extent) {
-  size_t pitch = 0;
-  void* p = NULL;
-  if (pitched == NULL) return hipErrorInvalidValue;
-  TRY(hipMallocPitch(&p, &pitch, extent.width, extent.height * (extent.depth ? extent.depth : 1)));
-  *pitched = (hipPitchedPtr){p, pitch, extent.width, extent.height};
-  return hipSuccess;
-}
-
-/* Arrays: booked as KIND_ARRAY of elements x bytes per element. */
-static hipError_t array_alloc(void** array, uint64_t elements, uint64_t element_bytes) {
-  int d;
-  uint64_t key, bytes;
-  TRY(api_current_device(&d));
-  if (array == NULL || elements == 0 || element_bytes == 0) return hipErrorInvalidValue;
-  if (__builtin_mul_overflow(elements, element_bytes, &bytes)) return hipErrorOutOfMemory;
-  TRY(accel_reserve(KIND_ARRAY, d, bytes, &key));
-  *array = (void*)(uintptr_t)key;
-  return hipSuccess;
-}
-static uint64_t desc_bytes(const hipChannelFormatDesc* desc) {
-  return desc == NULL ? 0 : (uint64_t)(desc->x + desc->y + desc->z + desc->w) / 8;
-}
-static uint64_t format_bytes(hipArray_Format f) {
-  return f == HIP_AD_FORMAT_UNSIGNED_INT8 || f == HIP_AD_FORMAT_SIGNED_INT8     ? 1
-         : f == HIP_AD_FORMAT_UNSIGNED_INT16 || f == HIP_AD_FORMAT_SIGNED_INT16 || f == HIP_AD_FORMAT_HALF ? 2
-                                                                                 : 4;
-}
-static uint64_t dim(size_t n) { return n ? n : 1; }
-hipError_t hipMallocArray(hipArray_t* array, const hipChannelFormatDesc* desc, size_t width, size_t height,
-                          unsigned int flags) {
-  return array_alloc((void**)array, (uint64_t)width * dim(height), desc_bytes(desc));
-}
-hipError_t hipMalloc3DArray(hipArray_t* array, const hipChannelFormatDesc* desc, hipExtent e, unsigned int flags) {
-  return array_alloc((void**)array, (uint64_t)e.width * dim(e.height) * dim(e.depth), desc_bytes(desc));
-}
-hipError_t hipArrayCreate(hipArray_t* array, const HIP_ARRAY_DESCRIPTOR* d) {
-  if (d == NULL) return hipErrorInvalidValue;
-  return array_alloc((void**)array, (uint64_t)d->Width * dim(d->Height), format_bytes(d->Format) * dim(d->NumChannels));
-}
-hipError_t hipArray3DCreate(hipArray_t* array, const HIP_ARRAY3D_DESCRIPTOR* d) {
-  if (d == NULL) return hipErrorInvalidValue;
-  return array_alloc((void**)array, (uint64_t)d->Width * dim(d->Height) * dim(d->Depth),
-                     format_bytes(d->Format) * dim(d->NumChannels));
-}
-/* Every level: each halves every dimension (never below 1). */
-hipError_t hipMallocMipmappedArray(hipMipmappedArray_t* array, const hipChannelFormatDesc* desc, hipExtent e,
-                                   unsigned int levels, unsigned int flags) {
-  uint64_t elements = 0, w = e.width, h = dim(e.height), dd = dim(e.depth);
-  for (unsigned int l = 0; l < (levels ? levels : 1); ++l) {
-    elements += w * h * dd;
-    w = w > 1 ? w / 2 : 1, h = h > 1 ? h / 2 : 1, dd = dd > 1 ? dd / 2 : 1;
-  }
-  return array_alloc((void**)array, elements, desc_bytes(desc));
-}
-hipError_t hipFreeArray(hipArray_t array) { return accel_release(KIND_ARRAY, (uintptr_t)array); }
-hipError_t hipArrayDestroy(hipArray_t array) { return hipFreeArray(array); }
-hipError_t hipFreeMipmappedArray(hipMipmappedArray_t array) { return accel_release(KIND_ARRAY, (uintptr_t)array); }
-
-/* Virtual memory (stub_vmm.h). */
-hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* handle, size_t size, const hipMemAllocationProp* prop,
-                        unsigned long long flags) {
-  uint64_t h;
-  TRY(api_ready());
-  if (handle == NULL || prop == NULL || prop->location.type != hipMemLocationTypeDevice) return hipErrorInvalidValue;
-  if (!accel_valid_device(prop->location.id)) return hipErrorInvalidDevice;
-  TRY(vmm_create(prop->location.id, size, &h));
-  *handle = (hipMemGenericAllocationHandle_t)(uintptr_t)h;
-  return hipSuccess;
-}
-hipError_t hipMemRelease(hipMemGenericAllocationHandle_t handle) {
-  TRY(api_ready());
-  return vmm_release((uint64_t)(uintptr_t)handle);
-}
-hipError_t hipMemAddressReserve(void** ptr, size_t size, size_t alignment, void* addr, unsigned long long flags) {
-  uint64_t va;
-  TRY(api_ready());
-  if (ptr == NULL) return hipErrorInvalidValue;
-  TRY(vmm_reserve_va(size, &va));
-  *ptr = (void*)(uintptr_t)va;
-  return hipSuccess;
-}
-hipError_t hipMemMap(void* ptr, size_t size, size_t offset, hipMemGenericAllocationHandle_t handle,
-                     unsigned long long flags) {
-  TRY(api_ready());
-  return vmm_map_handle((uint64_t)(uintptr_t)ptr, size, (uint64_t)(uintptr_t)handle);
-}
-hipError_t hipMemUnmap(void* ptr, size_t size) {
-  TRY(api_ready());
-  return vmm_unmap((uint64_t)(uintptr_t)ptr, size);
-}
-hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandle_t* handle, void* addr) {
-  uint64_t h;
-  TRY(api_ready());
-  if (handle == NULL) return hipErrorInvalidValue;
-  TRY(vmm_retain((uint64_t)(uintptr_t)addr, &h));
-  *handle = (hipMemGenericAllocationHandle_t)(uintptr_t)h;
-  return hipSuccess;
-}
-
-/* Stream-ordered allocation happens at once; pools are ignored. */
-hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t stream) { return alloc_current(ptr, size); }
-hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPool_t pool, hipStream_t stream) {
-  return alloc_current(ptr, size);
-}
-
 hipError_t hipFree(void* ptr) {
   TRY(api_ready());
   return ptr == NULL ? hipSuccess : release(ptr);
 }
 
-hipError_t hipFreeAsync(void* ptr, hipStream_t stream) { return release(ptr); }
+/* Back to its pool; a hipMalloc pointer is freed as hipFree would. */
+hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {
+  TRY(api_ready());
+  return pool_free((uint64_t)(uintptr_t)ptr) ? hipSuccess : release(ptr);
+}
 
 /* Needs a device; the image is not read. */
 hipError_t hipModuleLoadData(hipModule_t* module, const void* image) {
@@ -405,7 +303,12 @@ hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device) { return 
 hipGraphExec_t vgpu_stub_hip_graph(unsigned int duration_us) { return (hipGraphExec_t)accel_graph(duration_us); }
 
 /* Sleeps until this process's last kernel on the current device ended. */
-hipError_t hipDeviceSynchronize(void) { return accel_synchronize(); }
+/* Pools give back what they reserve above their threshold (stub_pool.h). */
+hipError_t hipDeviceSynchronize(void) {
+  TRY(accel_synchronize());
+  pool_synchronized();
+  return hipSuccess;
+}
 
 hipError_t hipStreamSynchronize(hipStream_t stream) { return hipDeviceSynchronize(); }
 
@@ -433,6 +336,8 @@ hipError_t hipEventElapsedTime(float* milliseconds, hipEvent_t start, hipEvent_t
 
 unsigned long long vgpu_stub_hip_kernels_launched(void) { return atomic_load(&g_launched); }
 unsigned long long vgpu_stub_hip_busy_ns(void) { return atomic_load(&g_busy_ns); }
+
+#include "hip_stub_more.h"
 
 /* hipGetProcAddress: the stub's own entry points by name (the _spt twin
  * with HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM); a few suffice for

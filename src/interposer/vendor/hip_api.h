@@ -138,6 +138,18 @@ hipError_t hipMemMap(void* ptr, size_t size, size_t offset, hipMemGenericAllocat
 hipError_t hipMemUnmap(void* ptr, size_t size);
 hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandle_t* handle, void* addr);
 hipError_t hipFreeAsync(void* ptr, hipStream_t stream);
+/* Stream-ordered pools: attributes as CUDA numbers them (values uint64_t). */
+typedef enum hipMemPoolAttr {
+  hipMemPoolAttrReleaseThreshold = 4,
+  hipMemPoolAttrReservedMemCurrent = 5,
+  hipMemPoolAttrUsedMemCurrent = 7
+} hipMemPoolAttr;
+hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t* pool, int device);
+hipError_t hipDeviceGetMemPool(hipMemPool_t* pool, int device);
+hipError_t hipMemPoolTrimTo(hipMemPool_t pool, size_t min_bytes_to_keep);
+hipError_t hipMemPoolSetAttribute(hipMemPool_t pool, hipMemPoolAttr attr, void* value);
+hipError_t hipMemPoolGetAttribute(hipMemPool_t pool, hipMemPoolAttr attr, void* value);
+hipError_t hipMemPoolDestroy(hipMemPool_t pool);
 
 /* Kernels, modules, graphs. */
 hipError_t hipModuleLoadData(hipModule_t* module, const void* image);

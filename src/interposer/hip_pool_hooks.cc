@@ -1,0 +1,152 @@
+// HIP stream-ordered allocation hooks (hipMallocAsync, hipMallocFromPoolAsync):
+// charged as what their pool reserves, as for CUDA (pool_charges.h). Where
+// the runtime cannot report a pool's size, and when failing closed,
+// allocations are charged one by one.
+#include "accounting.h"
+#include "enforcer.h"
+#include "export.h"
+#include "hip_api.h"
+#include "hip_device.h"
+#include "hooks.h"
+#include "pool_charges.h"
+#include "real_symbols.h"
+
+namespace vgpu {
+namespace interposer {
+namespace {
+
+constexpr Vendor kHip = Vendor::kHip;
+using Kind = Enforcer::Kind;
+
+uint64_t Key(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+bool Attribute(void* pool, hipMemPoolAttr attr, uint64_t* bytes) {
+  VGPU_REAL(kHip, hipMemPoolGetAttribute);
+  uint64_t v = 0;
+  if (!real || real(static_cast<hipMemPool_t>(pool), attr, &v) != hipSuccess) return false;
+  *bytes = v;
+  return true;
+}
+
+const PoolOps kHipPools = {
+    [](void* pool, uint64_t* bytes) { return Attribute(pool, hipMemPoolAttrReservedMemCurrent, bytes); },
+    [](void* pool, uint64_t* bytes) { return Attribute(pool, hipMemPoolAttrUsedMemCurrent, bytes); },
+    [](void* pool) {
+      VGPU_REAL(kHip, hipMemPoolTrimTo);
+      if (real) real(static_cast<hipMemPool_t>(pool), 0);
+    },
+};
+
+PoolCharges& Charges() { return PoolCharges::For(kHipPools); }
+
+// A stream-ordered allocation of `bytes` from `pool` on device `dev` by
+// `allocate()`; `stream` is where it is undone.
+template <typename Allocate>
+hipError_t PoolAllocate(hipMemPool_t pool, int dev, size_t bytes, void** ptr, hipStream_t stream,
+                        Allocate allocate) {
+  Enforcer& e = Enforcer::Get();
+  PoolCharges& charges = Charges();
+  if (!e.active() || !ptr || bytes == 0 || !charges.Measurable(pool)) {
+    Gate g;  // outside a job, failing closed, or a runtime without pool sizes
+    if (bytes && HipAdmitOn(dev, bytes, &g) != hipSuccess) return hipErrorOutOfMemory;
+    hipError_t rc = allocate();
+    Settle(g, rc == hipSuccess, Kind::kPointer, ptr ? Key(*ptr) : 0);
+    return rc;
+  }
+  DeviceAccount* account = HipAccountOf(dev);
+  if (!account) return hipErrorOutOfMemory;
+  hipError_t rc = hipSuccess;
+  PoolCharges::Hold hold(charges);
+  const auto outcome = charges.Allocate(
+      pool, account, bytes,
+      [&](uint64_t* key) {
+        rc = allocate();
+        *key = Key(*ptr);
+        return rc == hipSuccess;
+      },
+      [&](uint64_t key) {
+        VGPU_REAL(kHip, hipFreeAsync);
+        if (real) real(reinterpret_cast<void*>(key), stream);
+      });
+  return outcome == PoolCharges::Outcome::kRefused ? hipErrorOutOfMemory : rc;
+}
+
+}  // namespace
+}  // namespace interposer
+}  // namespace vgpu
+
+using namespace vgpu::interposer;
+
+// The current device's current pool.
+VGPU_HOOK hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t stream) {
+  VGPU_REAL(kHip, hipMallocAsync);
+  if (!real) return hipErrorNotInitialized;
+  static const auto current_pool = RealAs<decltype(&hipDeviceGetMemPool)>(kHip, "hipDeviceGetMemPool");
+  const int dev = HipCurrentDevice();
+  hipMemPool_t pool = nullptr;
+  const bool pooled =
+      Enforcer::Get().active() && current_pool && current_pool(&pool, dev) == hipSuccess && pool != nullptr;
+  if (!pooled) {  // charged one by one
+    Gate g;
+    if (size && HipAdmitOn(dev, size, &g) != hipSuccess) return hipErrorOutOfMemory;
+    hipError_t rc = real(ptr, size, stream);
+    Settle(g, rc == hipSuccess, Kind::kPointer, ptr ? Key(*ptr) : 0);
+    return rc;
+  }
+  return PoolAllocate(pool, dev, size, ptr, stream, [&] { return real(ptr, size, stream); });
+}
+
+// Programs allocate from a pool of the current device.
+VGPU_HOOK hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPool_t pool, hipStream_t stream) {
+  VGPU_REAL(kHip, hipMallocFromPoolAsync);
+  if (!real) return hipErrorNotInitialized;
+  return PoolAllocate(pool, HipCurrentDevice(), size, ptr, stream, [&] { return real(ptr, size, pool, stream); });
+}
+
+VGPU_HOOK hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {
+  VGPU_REAL(kHip, hipFreeAsync);
+  if (!real) return hipErrorNotInitialized;
+  if (!Enforcer::Get().active()) return real(ptr, stream);
+  PoolCharges::Hold hold(Charges());
+  hipError_t rc = real(ptr, stream);
+  if (rc == hipSuccess && ptr && !Charges().Freed(Key(ptr))) Freed(Kind::kPointer, Key(ptr));
+  return rc;
+}
+
+// Calls after which the pool may reserve less.
+#define VGPU_HIP_POOL_SETTLE(name, params, args)    \
+  VGPU_HOOK hipError_t name params {                \
+    VGPU_REAL(kHip, name);                          \
+    if (!real) return hipErrorNotInitialized;       \
+    if (!Enforcer::Get().active()) return real args; \
+    PoolCharges::Hold hold(Charges());              \
+    hipError_t rc = real args;                      \
+    if (rc == hipSuccess) Charges().Settle(pool);   \
+    return rc;                                      \
+  }
+VGPU_HIP_POOL_SETTLE(hipMemPoolTrimTo, (hipMemPool_t pool, size_t keep), (pool, keep))
+VGPU_HIP_POOL_SETTLE(hipMemPoolSetAttribute, (hipMemPool_t pool, hipMemPoolAttr attr, void* value),
+                     (pool, attr, value))
+
+VGPU_HOOK hipError_t hipMemPoolDestroy(hipMemPool_t pool) {
+  VGPU_REAL(kHip, hipMemPoolDestroy);
+  if (!real) return hipErrorNotInitialized;
+  if (!Enforcer::Get().active()) return real(pool);
+  PoolCharges::Hold hold(Charges());
+  hipError_t rc = real(pool);
+  if (rc == hipSuccess) Charges().Destroyed(pool);
+  return rc;
+}
+
+namespace vgpu {
+namespace interposer {
+
+#define VGPU_HIP_ENTRY(name) {#name, reinterpret_cast<void*>(&::name)}
+const Hook kHipPoolHooks[] = {
+    VGPU_HIP_ENTRY(hipMallocAsync),   VGPU_HIP_ENTRY(hipMallocFromPoolAsync), VGPU_HIP_ENTRY(hipFreeAsync),
+    VGPU_HIP_ENTRY(hipMemPoolTrimTo), VGPU_HIP_ENTRY(hipMemPoolSetAttribute), VGPU_HIP_ENTRY(hipMemPoolDestroy),
+};
+const size_t kHipPoolHookCount = sizeof(kHipPoolHooks) / sizeof(kHipPoolHooks[0]);
+
+}  // namespace interposer
+}  // namespace vgpu

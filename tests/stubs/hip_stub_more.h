@@ -1,0 +1,154 @@
+/* Part of hip_stub.c's translation unit (included once, after the entry
+ * points it uses): 3D memory, arrays, virtual memory management over
+ * stub_vmm.h and stream-ordered pools over stub_pool.h. */
+#ifndef VGPU_TESTS_HIP_STUB_MORE_H_
+#define VGPU_TESTS_HIP_STUB_MORE_H_
+
+/* Pitch rows of extent.width bytes, extent.height x extent.depth of them. */
+hipError_t hipMalloc3D(hipPitchedPtr* pitched, hipExtent extent) {
+  size_t pitch = 0;
+  void* p = NULL;
+  if (pitched == NULL) return hipErrorInvalidValue;
+  TRY(hipMallocPitch(&p, &pitch, extent.width, extent.height * (extent.depth ? extent.depth : 1)));
+  *pitched = (hipPitchedPtr){p, pitch, extent.width, extent.height};
+  return hipSuccess;
+}
+
+/* Arrays: booked as KIND_ARRAY of elements x bytes per element. */
+static hipError_t array_alloc(void** array, uint64_t elements, uint64_t element_bytes) {
+  int d;
+  uint64_t key, bytes;
+  TRY(api_current_device(&d));
+  if (array == NULL || elements == 0 || element_bytes == 0) return hipErrorInvalidValue;
+  if (__builtin_mul_overflow(elements, element_bytes, &bytes)) return hipErrorOutOfMemory;
+  TRY(accel_reserve(KIND_ARRAY, d, bytes, &key));
+  *array = (void*)(uintptr_t)key;
+  return hipSuccess;
+}
+static uint64_t desc_bytes(const hipChannelFormatDesc* desc) {
+  return desc == NULL ? 0 : (uint64_t)(desc->x + desc->y + desc->z + desc->w) / 8;
+}
+static uint64_t format_bytes(hipArray_Format f) {
+  return f == HIP_AD_FORMAT_UNSIGNED_INT8 || f == HIP_AD_FORMAT_SIGNED_INT8     ? 1
+         : f == HIP_AD_FORMAT_UNSIGNED_INT16 || f == HIP_AD_FORMAT_SIGNED_INT16 || f == HIP_AD_FORMAT_HALF ? 2
+                                                                                 : 4;
+}
+static uint64_t dim(size_t n) { return n ? n : 1; }
+hipError_t hipMallocArray(hipArray_t* array, const hipChannelFormatDesc* desc, size_t width, size_t height,
+                          unsigned int flags) {
+  return array_alloc((void**)array, (uint64_t)width * dim(height), desc_bytes(desc));
+}
+hipError_t hipMalloc3DArray(hipArray_t* array, const hipChannelFormatDesc* desc, hipExtent e, unsigned int flags) {
+  return array_alloc((void**)array, (uint64_t)e.width * dim(e.height) * dim(e.depth), desc_bytes(desc));
+}
+hipError_t hipArrayCreate(hipArray_t* array, const HIP_ARRAY_DESCRIPTOR* d) {
+  if (d == NULL) return hipErrorInvalidValue;
+  return array_alloc((void**)array, (uint64_t)d->Width * dim(d->Height), format_bytes(d->Format) * dim(d->NumChannels));
+}
+hipError_t hipArray3DCreate(hipArray_t* array, const HIP_ARRAY3D_DESCRIPTOR* d) {
+  if (d == NULL) return hipErrorInvalidValue;
+  return array_alloc((void**)array, (uint64_t)d->Width * dim(d->Height) * dim(d->Depth),
+                     format_bytes(d->Format) * dim(d->NumChannels));
+}
+/* Every level: each halves every dimension (never below 1). */
+hipError_t hipMallocMipmappedArray(hipMipmappedArray_t* array, const hipChannelFormatDesc* desc, hipExtent e,
+                                   unsigned int levels, unsigned int flags) {
+  uint64_t elements = 0, w = e.width, h = dim(e.height), dd = dim(e.depth);
+  for (unsigned int l = 0; l < (levels ? levels : 1); ++l) {
+    elements += w * h * dd;
+    w = w > 1 ? w / 2 : 1, h = h > 1 ? h / 2 : 1, dd = dd > 1 ? dd / 2 : 1;
+  }
+  return array_alloc((void**)array, elements, desc_bytes(desc));
+}
+hipError_t hipFreeArray(hipArray_t array) { return accel_release(KIND_ARRAY, (uintptr_t)array); }
+hipError_t hipArrayDestroy(hipArray_t array) { return hipFreeArray(array); }
+hipError_t hipFreeMipmappedArray(hipMipmappedArray_t array) { return accel_release(KIND_ARRAY, (uintptr_t)array); }
+
+/* Virtual memory (stub_vmm.h). */
+hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* handle, size_t size, const hipMemAllocationProp* prop,
+                        unsigned long long flags) {
+  uint64_t h;
+  TRY(api_ready());
+  if (handle == NULL || prop == NULL || prop->location.type != hipMemLocationTypeDevice) return hipErrorInvalidValue;
+  if (!accel_valid_device(prop->location.id)) return hipErrorInvalidDevice;
+  TRY(vmm_create(prop->location.id, size, &h));
+  *handle = (hipMemGenericAllocationHandle_t)(uintptr_t)h;
+  return hipSuccess;
+}
+hipError_t hipMemRelease(hipMemGenericAllocationHandle_t handle) {
+  TRY(api_ready());
+  return vmm_release((uint64_t)(uintptr_t)handle);
+}
+hipError_t hipMemAddressReserve(void** ptr, size_t size, size_t alignment, void* addr, unsigned long long flags) {
+  uint64_t va;
+  TRY(api_ready());
+  if (ptr == NULL) return hipErrorInvalidValue;
+  TRY(vmm_reserve_va(size, &va));
+  *ptr = (void*)(uintptr_t)va;
+  return hipSuccess;
+}
+hipError_t hipMemMap(void* ptr, size_t size, size_t offset, hipMemGenericAllocationHandle_t handle,
+                     unsigned long long flags) {
+  TRY(api_ready());
+  return vmm_map_handle((uint64_t)(uintptr_t)ptr, size, (uint64_t)(uintptr_t)handle);
+}
+hipError_t hipMemUnmap(void* ptr, size_t size) {
+  TRY(api_ready());
+  return vmm_unmap((uint64_t)(uintptr_t)ptr, size);
+}
+hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandle_t* handle, void* addr) {
+  uint64_t h;
+  TRY(api_ready());
+  if (handle == NULL) return hipErrorInvalidValue;
+  TRY(vmm_retain((uint64_t)(uintptr_t)addr, &h));
+  *handle = (hipMemGenericAllocationHandle_t)(uintptr_t)h;
+  return hipSuccess;
+}
+
+/* Stream-ordered allocation happens at once, from the current device's
+ * default pool or the one given (stub_pool.h). */
+hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t stream) {
+  int d;
+  uint64_t pool, p;
+  TRY(api_current_device(&d));
+  TRY(pool_of_device(d, &pool));
+  if (ptr == NULL) return hipErrorInvalidValue;
+  TRY(pool_alloc(pool, size, &p));
+  *ptr = (void*)(uintptr_t)p;
+  return hipSuccess;
+}
+hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPool_t pool, hipStream_t stream) {
+  uint64_t p;
+  TRY(api_ready());
+  if (ptr == NULL) return hipErrorInvalidValue;
+  TRY(pool_alloc((uint64_t)(uintptr_t)pool, size, &p));
+  *ptr = (void*)(uintptr_t)p;
+  return hipSuccess;
+}
+hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t* pool, int device) {
+  uint64_t p;
+  TRY(api_ready());
+  if (pool == NULL) return hipErrorInvalidValue;
+  TRY(pool_of_device(device, &p));
+  *pool = (hipMemPool_t)(uintptr_t)p;
+  return hipSuccess;
+}
+hipError_t hipDeviceGetMemPool(hipMemPool_t* pool, int device) { return hipDeviceGetDefaultMemPool(pool, device); }
+hipError_t hipMemPoolTrimTo(hipMemPool_t pool, size_t keep) {
+  TRY(api_ready());
+  return pool_trim((uint64_t)(uintptr_t)pool, keep);
+}
+hipError_t hipMemPoolSetAttribute(hipMemPool_t pool, hipMemPoolAttr attr, void* value) {
+  TRY(api_ready());
+  return pool_attribute((uint64_t)(uintptr_t)pool, attr, (uint64_t*)value, 1);
+}
+hipError_t hipMemPoolGetAttribute(hipMemPool_t pool, hipMemPoolAttr attr, void* value) {
+  TRY(api_ready());
+  return pool_attribute((uint64_t)(uintptr_t)pool, attr, (uint64_t*)value, 0);
+}
+hipError_t hipMemPoolDestroy(hipMemPool_t pool) {
+  TRY(api_ready());
+  return pool_destroy((uint64_t)(uintptr_t)pool);
+}
+
+#endif /* VGPU_TESTS_HIP_STUB_MORE_H_ */
