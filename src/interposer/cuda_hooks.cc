@@ -270,6 +270,7 @@ const Variant kVariants[] = {
     {"cuMemAllocPitch", 0, "cuMemAllocPitch", nullptr},
     {"cuMemAllocManaged", 0, "cuMemAllocManaged", nullptr},
     {"cuMemFree", 3020, "cuMemFree_v2", nullptr},
+    {"cuCtxSetLimit", 0, "cuCtxSetLimit", nullptr},
     {"cuMemGetInfo", 3020, "cuMemGetInfo_v2", nullptr},
     {"cuDeviceTotalMem", 3020, "cuDeviceTotalMem_v2", nullptr},
     {"cuMemCreate", 0, "cuMemCreate", nullptr},
@@ -333,6 +334,7 @@ void* HookForAddress(void* real) {
                                  {kCudaVmmHooks, kCudaVmmHookCount},
                                  {kCudaPoolHooks, kCudaPoolHookCount},
                                  {kCudaLegacyHooks, kCudaLegacyHookCount},
+                                 {kCudaLimitHooks, kCudaLimitHookCount},
                                  {kCudaLaunchHooks, kCudaLaunchHookCount}};
   // Never freed: the runtime may ask while the process exits.
   static const std::vector<std::vector<void*>>& addresses = *[] {

@@ -19,6 +19,7 @@ void* HookByName(const char* name) {
   };
   static const Table tables[] = {{kCudaHooks, kCudaHookCount}, {kCudaVmmHooks, kCudaVmmHookCount},
                                  {kCudaPoolHooks, kCudaPoolHookCount}, {kCudaLegacyHooks, kCudaLegacyHookCount},
+                                 {kCudaLimitHooks, kCudaLimitHookCount},
                                  {kCudaLaunchHooks, kCudaLaunchHookCount}, {kNvmlHooks, kNvmlHookCount},
                                  {kHipHooks, kHipHookCount}, {kHipMemoryHooks, kHipMemoryHookCount},
                                  {kHipPoolHooks, kHipPoolHookCount},

@@ -17,10 +17,12 @@ struct Hook {
 };
 
 // Each vendor's hooks (cuda_hooks.cc, cuda_vmm_hooks.cc,
-// cuda_pool_hooks.cc, cuda_legacy_hooks.cc, launch_hooks.cc, nvml_hooks.cc,
+// cuda_pool_hooks.cc, cuda_legacy_hooks.cc, cuda_limit_hooks.cc, launch_hooks.cc, nvml_hooks.cc,
 // hip_hooks.cc, hip_memory_hooks.cc, hip_pool_hooks.cc, acl_hooks.cc).
 extern const Hook kCudaHooks[];
 extern const size_t kCudaHookCount;
+extern const Hook kCudaLimitHooks[];
+extern const size_t kCudaLimitHookCount;
 extern const Hook kCudaLegacyHooks[];
 extern const size_t kCudaLegacyHookCount;
 extern const Hook kCudaPoolHooks[];

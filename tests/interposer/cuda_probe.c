@@ -10,6 +10,7 @@
  *   array W H | array3d W H D  (1-channel float)                   -> "<cmd> RC"
  *   mipmap W H LEVELS       cuMipmappedArrayCreate (float)          -> "mipmap RC"
  *   v1alloc BYTES           cuMemAlloc, the v1 (32-bit) entry point -> "v1alloc RC"
+ *   setlimit stack|printf|heap VALUE  cuCtxSetLimit                 -> "setlimit RC"
  *   free                    frees the newest allocation still held -> "free RC"
  *   vmap BYTES              as PyTorch's expandable segments grow: cuMemCreate
  *                           BYTES, cuMemMap at the end of one reserved
@@ -212,6 +213,10 @@ int main(int argc, char** argv) {
       CUmipmappedArray m = NULL;
       rc = cuMipmappedArrayCreate(&m, &d, (unsigned int)num(a3));
       allocated(c, rc, HELD_MIPMAP, (uintptr_t)m), i += 3;
+    } else if (!strcmp(c, "setlimit")) {
+      CUlimit l = !strcmp(a1, "stack") ? CU_LIMIT_STACK_SIZE : !strcmp(a1, "printf") ? CU_LIMIT_PRINTF_FIFO_SIZE
+                                                                                   : CU_LIMIT_MALLOC_HEAP_SIZE;
+      printf("setlimit %d\n", cuCtxSetLimit(l, num(a2))), i += 2;
     } else if (!strcmp(c, "v1alloc")) {
       CUdeviceptr_v1 p1 = 0;
       printf("v1alloc %d\n", cuMemAlloc(&p1, (unsigned int)num(a1))), ++i;

@@ -432,6 +432,8 @@ static const proc_t g_procs[] = {
     PT("cuLaunchCooperativeKernel", cuLaunchCooperativeKernel), PT("cuGraphLaunch", cuGraphLaunch),
     P("cuLaunch", 0, cuLaunch), P("cuLaunchGrid", 0, cuLaunchGrid), P("cuLaunchGridAsync", 0, cuLaunchGridAsync),
     P("cuLaunchCooperativeKernelMultiDevice", 0, cuLaunchCooperativeKernelMultiDevice),
+    P("cuCtxSetLimit", 0, cuCtxSetLimit), P("cuCtxGetLimit", 0, cuCtxGetLimit),
+    P("cuDeviceGetAttribute", 0, cuDeviceGetAttribute),
     P("cuMipmappedArrayCreate", 0, cuMipmappedArrayCreate), P("cuMipmappedArrayDestroy", 0, cuMipmappedArrayDestroy),
     P("cuEventCreate", 0, cuEventCreate), P("cuEventDestroy", 4000, cuEventDestroy_v2),
     PT("cuEventRecord", cuEventRecord), P("cuEventQuery", 0, cuEventQuery),

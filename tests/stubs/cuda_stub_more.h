@@ -188,4 +188,31 @@ CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* list, unsigned
   return CUDA_SUCCESS;
 }
 
+/* Context limits: kept per process and device (the stub reserves nothing
+ * for them); defaults as a recent driver's: 1 KiB stack, 1 MiB printf FIFO,
+ * 8 MiB malloc heap. A device of 132 multiprocessors of 2048 threads. */
+static size_t g_limits[STUB_MAX_DEVICES][3];
+CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
+  int d;
+  TRY(api_current_device(&d));
+  if ((int)limit < 0 || limit > CU_LIMIT_MALLOC_HEAP_SIZE) return CUDA_ERROR_INVALID_VALUE;
+  g_limits[d][limit] = value;
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxGetLimit(size_t* value, CUlimit limit) {
+  static const size_t defaults[3] = {1024, 1 << 20, 8 << 20};
+  int d;
+  TRY(api_current_device(&d));
+  if (value == NULL || (int)limit < 0 || limit > CU_LIMIT_MALLOC_HEAP_SIZE) return CUDA_ERROR_INVALID_VALUE;
+  *value = g_limits[d][limit] ? g_limits[d][limit] : defaults[limit];
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetAttribute(int* value, int attribute, CUdevice device) {
+  TRY(accel_device_call(value, device));
+  if (attribute == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) *value = 132;
+  else if (attribute == CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) *value = 2048;
+  else return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
 #endif /* VGPU_TESTS_CUDA_STUB_MORE_H_ */

@@ -220,6 +220,21 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned 
                                         unsigned int bx, unsigned int by, unsigned int bz,
                                         unsigned int shared_bytes, CUstream stream, void** params);
 CUresult cuGraphLaunch(CUgraphExec graph, CUstream stream);
+/* Context limits: memory the driver reserves on the device for in-kernel
+ * stacks (per resident thread), printf and malloc. */
+typedef enum CUlimit_enum {
+  CU_LIMIT_STACK_SIZE = 0,
+  CU_LIMIT_PRINTF_FIFO_SIZE = 1,
+  CU_LIMIT_MALLOC_HEAP_SIZE = 2
+} CUlimit;
+CUresult cuCtxSetLimit(CUlimit limit, size_t value);
+CUresult cuCtxGetLimit(size_t* value, CUlimit limit);
+enum {
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39
+};
+CUresult cuDeviceGetAttribute(int* value, int attribute, CUdevice device);
+
 /* Launches before cuLaunchKernel (CUDA 4.0), and the multi-device one. */
 CUresult cuLaunch(CUfunction f);
 CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height);
