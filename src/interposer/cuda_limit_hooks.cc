@@ -1,20 +1,13 @@
-// cuCtxSetLimit: the driver reserves device memory for a context's
-// in-kernel malloc heap, printf buffer and the stacks of every thread the
-// device can hold at once (stack size x multiprocessors x threads per
-// multiprocessor). What a limit was before the process first changed it is
-// part of the context, like the rest of its memory (not counted); growth
-// over that is charged to the job, and refused past its limit with
-// CUDA_ERROR_OUT_OF_MEMORY before the driver is asked.
-#include <algorithm>
-#include <map>
-#include <mutex>
-#include <utility>
+// cuCtxSetLimit, charged as limit_charges.h says; a stack takes stack size x
+// multiprocessors x threads per multiprocessor. Refused with
+// CUDA_ERROR_OUT_OF_MEMORY.
 
 #include "cuda_api.h"
 #include "cuda_device.h"
 #include "enforcer.h"
 #include "export.h"
 #include "hooks.h"
+#include "limit_charges.h"
 #include "real_symbols.h"
 
 namespace vgpu {
@@ -34,18 +27,6 @@ uint64_t BytesPerUnit(CUlimit limit, CUdevice dev) {
   return static_cast<uint64_t>(sms) * static_cast<uint64_t>(threads);
 }
 
-// Per device and limit: the value before the process first set it, and
-// what is charged for the growth over it. Never freed: hooks may run at exit.
-struct LimitState {
-  uint64_t baseline;
-  uint64_t charged;
-};
-std::mutex g_limits_lock;
-std::map<std::pair<DeviceAccount*, int>, LimitState>& Limits() {
-  static auto* limits = new std::map<std::pair<DeviceAccount*, int>, LimitState>();
-  return *limits;
-}
-
 }  // namespace
 }  // namespace interposer
 }  // namespace vgpu
@@ -60,25 +41,16 @@ VGPU_HOOK CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
   if (!e.active() || limit > CU_LIMIT_MALLOC_HEAP_SIZE || CurrentDevice(&dev) != CUDA_SUCCESS) return real(limit, value);
   DeviceAccount* account = AccountOf(e, dev);
   if (!account) return real(limit, value);
-  std::lock_guard<std::mutex> hold(g_limits_lock);
-  const auto key = std::make_pair(account, static_cast<int>(limit));
-  auto it = Limits().find(key);
-  if (it == Limits().end()) {
-    VGPU_REAL(kCuda, cuCtxGetLimit);
-    size_t before = 0;
-    if (!real || real(&before, limit) != CUDA_SUCCESS) before = 0;
-    it = Limits().emplace(key, LimitState{before, 0}).first;
-  }
-  LimitState& state = it->second;
-  const uint64_t growth = value > state.baseline ? (value - state.baseline) * BytesPerUnit(limit, dev) : 0;
-  if (growth > state.charged && !e.Reserve(account, growth - state.charged)) return CUDA_ERROR_OUT_OF_MEMORY;
-  const CUresult rc = real(limit, value);
-  const uint64_t keep = rc == CUDA_SUCCESS ? growth : state.charged;
-  // Give back what is no longer charged (the reservation above, on failure).
-  const uint64_t held = std::max(growth, state.charged);
-  if (held > keep) e.Release(account, held - keep);
-  state.charged = keep;
-  return rc;
+  CUresult rc = CUDA_SUCCESS;
+  const auto outcome = LimitCharges::Get().Charge(
+      account, limit, value, BytesPerUnit(limit, dev),
+      [&]() -> uint64_t {
+        VGPU_REAL(kCuda, cuCtxGetLimit);
+        size_t before = 0;
+        return real && real(&before, limit) == CUDA_SUCCESS ? before : 0;
+      },
+      [&] { return (rc = real(limit, value)) == CUDA_SUCCESS; });
+  return outcome == LimitCharges::Outcome::kRefused ? CUDA_ERROR_OUT_OF_MEMORY : rc;
 }
 
 namespace vgpu {

@@ -11,6 +11,7 @@
 #include "hip_api.h"
 #include "hip_device.h"
 #include "hooks.h"
+#include "limit_charges.h"
 #include "physical_ledger.h"
 #include "real_symbols.h"
 
@@ -233,6 +234,27 @@ VGPU_HOOK hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandle_
   return rc;
 }
 
+// hipDeviceSetLimit, charged as limit_charges.h says, for the malloc heap
+// and the printf buffer. Stacks (per-thread scratch, which the runtime
+// sizes per launch) are not counted.
+VGPU_HOOK hipError_t hipDeviceSetLimit(hipLimit_t limit, size_t value) {
+  VGPU_REAL(kHip, hipDeviceSetLimit);
+  if (!real) return hipErrorNotInitialized;
+  const int dev = HipCurrentDevice();
+  DeviceAccount* account = Enforcer::Get().active() && limit != hipLimitStackSize ? HipAccountOf(dev) : nullptr;
+  if (!account) return real(limit, value);
+  hipError_t rc = hipSuccess;
+  const auto outcome = LimitCharges::Get().Charge(
+      account, limit, value, 1,
+      [&]() -> uint64_t {
+        VGPU_REAL(kHip, hipDeviceGetLimit);
+        size_t before = 0;
+        return real && real(&before, limit) == hipSuccess ? before : 0;
+      },
+      [&] { return (rc = real(limit, value)) == hipSuccess; });
+  return outcome == LimitCharges::Outcome::kRefused ? hipErrorOutOfMemory : rc;
+}
+
 namespace vgpu {
 namespace interposer {
 
@@ -243,6 +265,7 @@ const Hook kHipMemoryHooks[] = {
     VGPU_HIP_ENTRY(hipMallocMipmappedArray), VGPU_HIP_ENTRY(hipFreeArray), VGPU_HIP_ENTRY(hipArrayDestroy),
     VGPU_HIP_ENTRY(hipFreeMipmappedArray), VGPU_HIP_ENTRY(hipMemCreate),   VGPU_HIP_ENTRY(hipMemRelease),
     VGPU_HIP_ENTRY(hipMemMap),          VGPU_HIP_ENTRY(hipMemUnmap),       VGPU_HIP_ENTRY(hipMemRetainAllocationHandle),
+    VGPU_HIP_ENTRY(hipDeviceSetLimit),
 };
 const size_t kHipMemoryHookCount = sizeof(kHipMemoryHooks) / sizeof(kHipMemoryHooks[0]);
 

@@ -9,6 +9,7 @@
  *                           hipMallocManaged (1), hipMallocAsync and
  *                           hipMallocFromPoolAsync (the device's
  *                           default pool, NULL stream)
+ *   setlimit heap|printf|stack VALUE  hipDeviceSetLimit            -> "setlimit RC"
  *   threshold BYTES | trim BYTES | sync
  *                           the default pool's release threshold,
  *                           hipMemPoolTrimTo, hipDeviceSynchronize  -> "<cmd> RC"
@@ -228,6 +229,10 @@ int main(int argc, char** argv) {
       if (rc == hipSuccess)
         rc = !strcmp(c, "trim") ? hipMemPoolTrimTo(pool, v) : hipMemPoolSetAttribute(pool, hipMemPoolAttrReleaseThreshold, &v);
       printf("%s %d\n", c, rc), ++i;
+    } else if (!strcmp(c, "setlimit")) {
+      hipLimit_t l = !strcmp(a1, "stack") ? hipLimitStackSize : !strcmp(a1, "printf") ? hipLimitPrintfFifoSize
+                                                                                     : hipLimitMallocHeapSize;
+      printf("setlimit %d\n", hipDeviceSetLimit(l, num(a2))), i += 2;
     } else if (!strcmp(c, "sync")) {
       printf("sync %d\n", hipDeviceSynchronize());
     } else if (!strcmp(c, "info")) {

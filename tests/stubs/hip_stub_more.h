@@ -151,4 +151,23 @@ hipError_t hipMemPoolDestroy(hipMemPool_t pool) {
   return pool_destroy((uint64_t)(uintptr_t)pool);
 }
 
+/* Device limits, kept per process and device (nothing reserved); defaults
+ * 1 KiB stack, 1 MiB printf FIFO, 8 MiB malloc heap. */
+static size_t g_limits[STUB_MAX_DEVICES][3];
+hipError_t hipDeviceSetLimit(hipLimit_t limit, size_t value) {
+  int d;
+  TRY(api_current_device(&d));
+  if ((int)limit < 0 || limit > hipLimitMallocHeapSize) return hipErrorInvalidValue;
+  g_limits[d][limit] = value;
+  return hipSuccess;
+}
+hipError_t hipDeviceGetLimit(size_t* value, hipLimit_t limit) {
+  static const size_t defaults[3] = {1024, 1 << 20, 8 << 20};
+  int d;
+  TRY(api_current_device(&d));
+  if (value == NULL || (int)limit < 0 || limit > hipLimitMallocHeapSize) return hipErrorInvalidValue;
+  *value = g_limits[d][limit] ? g_limits[d][limit] : defaults[limit];
+  return hipSuccess;
+}
+
 #endif /* VGPU_TESTS_HIP_STUB_MORE_H_ */

@@ -202,6 +202,16 @@ hipError_t hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams* 
                                                        unsigned int flags);
 hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device);
 
+/* Device limits: memory the runtime reserves for in-kernel malloc and
+ * printf (and stacks). */
+typedef enum hipLimit_t {
+  hipLimitStackSize = 0,
+  hipLimitPrintfFifoSize = 1,
+  hipLimitMallocHeapSize = 2
+} hipLimit_t;
+hipError_t hipDeviceSetLimit(hipLimit_t limit, size_t value);
+hipError_t hipDeviceGetLimit(size_t* value, hipLimit_t limit);
+
 /* hipGetProcAddress (ROCm 6.2+), as CUDA's cuGetProcAddress_v2. */
 enum {
   HIP_GET_PROC_ADDRESS_DEFAULT = 0,
