@@ -1,6 +1,6 @@
-// dlsym: programs that dlopen a vendor library and look up its entry
-// points (the CUDA runtime looks up cuGetProcAddress this way) get our
-// hooks. Everything else goes to glibc's dlsym as a tail call, so that
+// dlsym and dlvsym: programs that dlopen a vendor library and look up its
+// entry points (the CUDA runtime looks up cuGetProcAddress this way) get
+// our hooks. Everything else goes to glibc's dlsym as a tail call, so that
 // glibc still sees the original caller (RTLD_NEXT is relative to it).
 #include <dlfcn.h>
 
@@ -49,4 +49,17 @@ VGPU_HOOK void* dlsym(void* handle, const char* name) {
   if (handle != RTLD_NEXT && handle != RTLD_DEFAULT && MaybeVendorSymbol(name))
     return VendorLookup(handle, name);
   return RealDlsym()(handle, name);
+}
+
+// dlvsym as dlsym: a vendor library's symbols carry no version, and glibc
+// accepts any version asked for such a symbol, so without this hook
+// dlvsym(handle, "cuMemAlloc_v2", "x") would hand out the unguarded one.
+VGPU_HOOK void* dlvsym(void* handle, const char* name, const char* version) {
+  using namespace vgpu::interposer;
+  if (handle != RTLD_NEXT && handle != RTLD_DEFAULT && MaybeVendorSymbol(name)) {
+    void* real = RealDlvsym()(handle, name, version);
+    void* ours = real ? HookByName(name) : nullptr;
+    return ours ? ours : real;
+  }
+  return RealDlvsym()(handle, name, version);
 }

@@ -10,9 +10,13 @@ namespace interposer {
 enum class Vendor { kCuda, kNvml, kHip, kAcl };
 
 using DlsymFn = void* (*)(void*, const char*);
+using DlvsymFn = void* (*)(void*, const char*, const char*);
 
-// glibc's dlsym (the one after this library).
+// glibc's dlsym and dlvsym (this library exports its own of both).
 DlsymFn RealDlsym();
+DlvsymFn RealDlvsym();
+// A symbol libc.so.6 defines, found in its own symbol table; null if none.
+void* LibcSymbol(const char* name);
 
 // `name` in the vendor's library (libcuda.so.1, libnvidia-ml.so.1,
 // libamdhip64.so, libascendcl.so), or

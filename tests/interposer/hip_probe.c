@@ -27,6 +27,8 @@
  *   proc NAME FLAGS         hipGetProcAddress; which library the
  *                           entry point is in                      -> "proc RC libvgpu|libamdhip64|none"
  *   procalloc BYTES         hipMalloc found through hipGetProcAddress -> "procalloc RC"
+ *   dlvsym BYTES            hipMalloc found with dlvsym(.., "hip_4.2"),
+ *                           allocate                               -> "dlvsym RC libvgpu|libamdhip64"
  *   free                    frees the newest allocation still held
  *                           (hipFreeAsync for async/pool ones,
  *                           hipFreeArray, hipArrayDestroy or
@@ -81,6 +83,13 @@ static int vmm_map(uintptr_t va, size_t bytes, uint64_t h) {
 static int vmm_unmap(uintptr_t va, size_t bytes) { return hipMemUnmap((void*)va, bytes); }
 static int vmm_release(uint64_t h) { return hipMemRelease((hipMemGenericAllocationHandle_t)(uintptr_t)h); }
 static const vmm_api vmm = {vmm_reserve, vmm_create, vmm_map, vmm_unmap, vmm_release, NULL};
+
+static const char* where(void* fn);
+/* After an allocation found through `fn`: "<cmd> RC LIBRARY". */
+static void allocated_where(const char* c, int rc, uintptr_t p, void* fn) {
+  if (rc == hipSuccess) keep(HELD_PTR, p);
+  printf("%s %d %s\n", c, rc, where(fn));
+}
 
 static const char* where(void* fn) {
   Dl_info info;
@@ -206,6 +215,11 @@ int main(int argc, char** argv) {
       void* fn = NULL;
       rc = hipGetProcAddress(a1, &fn, 60200, num(a2), NULL);
       printf("proc %d %s\n", rc, where(fn)), i += 2;
+    } else if (!strcmp(c, "dlvsym")) {
+      void* h = dlopen("libamdhip64.so", RTLD_NOW);
+      hipError_t (*alloc)(void**, size_t) = h ? (hipError_t(*)(void**, size_t))dlvsym(h, "hipMalloc", "hip_4.2") : NULL;
+      rc = alloc ? alloc(&p, num(a1)) : hipErrorNotFound;
+      allocated_where(c, rc, (uintptr_t)p, (void*)alloc), ++i;
     } else if (!strcmp(c, "procalloc")) {
       hipError_t (*alloc)(void**, size_t) = NULL;
       rc = hipGetProcAddress("hipMalloc", (void**)&alloc, 60200, 0, NULL);
