@@ -123,6 +123,8 @@ VGPU_HOOK aclError aclInit(const char* config_path) {
 VGPU_ACL_ALLOC(aclrtMalloc, (void** ptr, size_t size, aclrtMemMallocPolicy policy), (ptr, size, policy))
 VGPU_ACL_ALLOC(aclrtMallocCached, (void** ptr, size_t size, aclrtMemMallocPolicy policy), (ptr, size, policy))
 VGPU_ACL_ALLOC(aclrtMallocAlign32, (void** ptr, size_t size, aclrtMemMallocPolicy policy), (ptr, size, policy))
+VGPU_ACL_ALLOC(aclrtMallocForTaskScheduler, (void** ptr, size_t size, aclrtMemMallocPolicy policy, void* config),
+               (ptr, size, policy, config))
 VGPU_ACL_ALLOC(aclrtMallocWithCfg, (void** ptr, size_t size, aclrtMemMallocPolicy policy, void* config),
                (ptr, size, policy, config))
 
@@ -225,6 +227,7 @@ const Hook kAclHooks[] = {
     VGPU_ACL_ENTRY(aclrtLaunchKernel), VGPU_ACL_ENTRY(aclmdlExecuteAsync), VGPU_ACL_ENTRY(aclmdlExecute),
     VGPU_ACL_ENTRY(aclopExecuteV2),    VGPU_ACL_ENTRY(aclrtMallocAlign32), VGPU_ACL_ENTRY(aclrtMallocPhysical),
     VGPU_ACL_ENTRY(aclrtFreePhysical), VGPU_ACL_ENTRY(aclrtMapMem),      VGPU_ACL_ENTRY(aclrtUnmapMem),
+    VGPU_ACL_ENTRY(aclrtMallocForTaskScheduler),
 };
 const size_t kAclHookCount = sizeof(kAclHooks) / sizeof(kAclHooks[0]);
 

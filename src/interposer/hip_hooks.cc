@@ -212,6 +212,10 @@ VGPU_HIP_LAUNCH(hipHccModuleLaunchKernel,
                 (f, global_x, global_y, global_z, local_x, local_y, local_z, shared_bytes, stream, params, extra,
                  start, stop),
                 stream)
+VGPU_HIP_LAUNCH(hipLaunchKernelExC, (const hipLaunchConfig_t* config, const void* function, void** args),
+                (config, function, args), config ? config->stream : nullptr)
+VGPU_HIP_LAUNCH(hipDrvLaunchKernelEx, (const HIP_LAUNCH_CONFIG* config, hipFunction_t f, void** params, void** extra),
+                (config, f, params, extra), config ? config->hStream : nullptr)
 VGPU_HIP_LAUNCH(hipGraphLaunch, (hipGraphExec_t graph, hipStream_t stream), (graph, stream), stream)
 VGPU_HIP_LAUNCH(hipGraphLaunch_spt, (hipGraphExec_t graph, hipStream_t stream), (graph, stream), stream)
 
@@ -265,6 +269,7 @@ const Hook kHipHooks[] = {
     VGPU_HIP_ENTRY(hipHccModuleLaunchKernel), VGPU_HIP_ENTRY(hipGraphLaunch_spt),
     VGPU_HIP_ENTRY(hipLaunchCooperativeKernelMultiDevice), VGPU_HIP_ENTRY(hipExtLaunchMultiKernelMultiDevice),
     VGPU_HIP_ENTRY(hipModuleLaunchCooperativeKernelMultiDevice), VGPU_HIP_ENTRY(hipGetProcAddress),
+    VGPU_HIP_ENTRY(hipLaunchKernelExC), VGPU_HIP_ENTRY(hipDrvLaunchKernelEx),
 };
 const size_t kHipHookCount = sizeof(kHipHooks) / sizeof(kHipHooks[0]);
 

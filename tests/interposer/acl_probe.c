@@ -2,8 +2,9 @@
  * cuda_probe.c (one output line per command):
  *
  *   init [ORDINAL]          aclInit, aclrtSetDevice                 -> "init RC"
- *   alloc|cached|cfg|align32 BYTES  aclrtMalloc / aclrtMallocCached /
- *                           aclrtMallocWithCfg / aclrtMallocAlign32 -> "<cmd> RC"
+ *   alloc|cached|cfg|align32|tasksched BYTES  aclrtMalloc / aclrtMallocCached /
+ *                           aclrtMallocWithCfg / aclrtMallocAlign32 /
+ *                           aclrtMallocForTaskScheduler             -> "<cmd> RC"
  *   vmap BYTES              as torch_npu's expandable segments grow:
  *                           aclrtMallocPhysical, aclrtMapMem at the end
  *                           of one aclrtReserveMemAddress range     -> "vmap RC"
@@ -87,11 +88,13 @@ int main(int argc, char** argv) {
       if (rc == ACL_SUCCESS) rc = aclrtSetDevice(ordinal);
       device = ordinal;
       printf("init %d\n", rc);
-    } else if (!strcmp(c, "alloc") || !strcmp(c, "cached") || !strcmp(c, "cfg") || !strcmp(c, "align32")) {
+    } else if (!strcmp(c, "alloc") || !strcmp(c, "cached") || !strcmp(c, "cfg") || !strcmp(c, "align32") ||
+               !strcmp(c, "tasksched")) {
       const size_t n = num(a1);
       rc = !strcmp(c, "alloc")     ? aclrtMalloc(&p, n, ACL_MEM_MALLOC_HUGE_FIRST)
            : !strcmp(c, "cached")  ? aclrtMallocCached(&p, n, ACL_MEM_MALLOC_HUGE_FIRST)
            : !strcmp(c, "align32") ? aclrtMallocAlign32(&p, n, ACL_MEM_MALLOC_HUGE_FIRST)
+           : !strcmp(c, "tasksched") ? aclrtMallocForTaskScheduler(&p, n, ACL_MEM_MALLOC_HUGE_FIRST, NULL)
                                    : aclrtMallocWithCfg(&p, n, ACL_MEM_MALLOC_HUGE_FIRST, NULL);
       allocated(c, rc, 0, (uintptr_t)p), ++i;
     } else if (!strcmp(c, "free")) {

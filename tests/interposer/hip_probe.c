@@ -120,7 +120,9 @@ static int work_load(const char* name) {
  * (hipGraphLaunch), and the other launch entry points: spt, coop,
  * coop_spt, ext (hipExtLaunchKernel), mcoop (hipModuleLaunchCooperativeKernel),
  * miopen (hipExtModuleLaunchKernel, MIOpen's path), hcc, graph_spt, and
- * the multi-device forms with one entry: multi, extmulti, mmulti. */
+ * the multi-device forms with one entry: multi, extmulti, mmulti, and the
+ * configured ones (ROCm 6.2+): exc (hipLaunchKernelExC), drvex
+ * (hipDrvLaunchKernelEx). */
 static int work_launch(const char* mode, unsigned int us) {
   hipFunction_t f = work_function;
   const void* fp = (const void*)f;
@@ -140,6 +142,14 @@ static int work_launch(const char* mode, unsigned int us) {
   if (!strcmp(mode, "multi")) return hipLaunchCooperativeKernelMultiDevice(&lp, 1, 0);
   if (!strcmp(mode, "extmulti")) return hipExtLaunchMultiKernelMultiDevice(&lp, 1, 0);
   if (!strcmp(mode, "mmulti")) return hipModuleLaunchCooperativeKernelMultiDevice(&mp, 1, 0);
+  if (!strcmp(mode, "exc")) {
+    hipLaunchConfig_t c = {one, one, 0, NULL, NULL, 0};
+    return hipLaunchKernelExC(&c, fp, NULL);
+  }
+  if (!strcmp(mode, "drvex")) {
+    HIP_LAUNCH_CONFIG c = {1, 1, 1, 1, 1, 1, 0, NULL, NULL, 0};
+    return hipDrvLaunchKernelEx(&c, f, NULL, NULL);
+  }
   return hipLaunchKernel(fp, one, one, NULL, 0, NULL);
 }
 

@@ -127,6 +127,9 @@ aclError aclrtMallocWithCfg(void** ptr, size_t size, aclrtMemMallocPolicy policy
 
 /* 32-byte aligned (torch_npu's caching allocator): as aclrtMalloc here. */
 aclError aclrtMallocAlign32(void** ptr, size_t size, aclrtMemMallocPolicy policy) { return alloc_current(ptr, size); }
+aclError aclrtMallocForTaskScheduler(void** ptr, size_t size, aclrtMemMallocPolicy policy, void* config) {
+  return alloc_current(ptr, size);
+}
 
 /* Virtual memory (stub_vmm.h): physical memory lives until it is freed and
  * unmapped. aclrtUnmapMem unmaps the mapping that starts at `va`. */

@@ -299,6 +299,14 @@ hipError_t hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams* 
   return hipSuccess;
 }
 hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device) { return accel_get_device(device); }
+hipError_t hipLaunchKernelExC(const hipLaunchConfig_t* config, const void* function, void** args) {
+  if (config == NULL) return hipErrorInvalidValue;
+  return accel_launch(function, TAG_FUNC, hipErrorInvalidDeviceFunction);
+}
+hipError_t hipDrvLaunchKernelEx(const HIP_LAUNCH_CONFIG* config, hipFunction_t f, void** params, void** extra) {
+  if (config == NULL) return hipErrorInvalidValue;
+  return accel_launch(f, TAG_FUNC, hipErrorInvalidHandle);
+}
 
 hipGraphExec_t vgpu_stub_hip_graph(unsigned int duration_us) { return (hipGraphExec_t)accel_graph(duration_us); }
 

@@ -89,6 +89,7 @@ aclError aclrtMalloc(void** ptr, size_t size, aclrtMemMallocPolicy policy);
 aclError aclrtMallocCached(void** ptr, size_t size, aclrtMemMallocPolicy policy);
 aclError aclrtMallocWithCfg(void** ptr, size_t size, aclrtMemMallocPolicy policy, void* config);
 aclError aclrtMallocAlign32(void** ptr, size_t size, aclrtMemMallocPolicy policy);
+aclError aclrtMallocForTaskScheduler(void** ptr, size_t size, aclrtMemMallocPolicy policy, void* config);
 aclError aclrtFree(void* ptr);
 aclError aclrtReserveMemAddress(void** va, size_t size, size_t alignment, void* expected, uint64_t flags);
 aclError aclrtReleaseMemAddress(void* va);

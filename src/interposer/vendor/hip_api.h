@@ -201,6 +201,24 @@ hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* list, int count, 
 hipError_t hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams* list, unsigned int count,
                                                        unsigned int flags);
 hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device);
+/* Launches with a configuration (ROCm 6.2+); attributes are passed through. */
+typedef struct hipLaunchAttribute_st hipLaunchAttribute;
+typedef struct hipLaunchConfig_t {
+  dim3 gridDim;
+  dim3 blockDim;
+  size_t dynamicSmemBytes;
+  hipStream_t stream;
+  hipLaunchAttribute* attrs;
+  unsigned int numAttrs;
+} hipLaunchConfig_t;
+typedef struct HIP_LAUNCH_CONFIG_st {
+  unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  hipStream_t hStream;
+  hipLaunchAttribute* attrs;
+  unsigned int numAttrs;
+} HIP_LAUNCH_CONFIG;
+hipError_t hipLaunchKernelExC(const hipLaunchConfig_t* config, const void* function, void** args);
+hipError_t hipDrvLaunchKernelEx(const HIP_LAUNCH_CONFIG* config, hipFunction_t f, void** params, void** extra);
 
 /* Device limits: memory the runtime reserves for in-kernel malloc and
  * printf (and stacks). */
