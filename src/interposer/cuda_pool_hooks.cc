@@ -42,20 +42,21 @@ PoolCharges& Charges() { return PoolCharges::For(kCudaPools); }
 template <typename Allocate>
 CUresult PoolAllocate(CUmemoryPool pool, CUdevice dev, size_t bytes, CUdeviceptr* dptr, CUstream stream,
                       Allocate allocate) {
-  Enforcer& e = Enforcer::Get();
-  PoolCharges& charges = Charges();
-  if (!e.active() || !dptr || !charges.Measurable(pool)) {
-    Gate g;  // outside a job, failing closed, or an old driver: one by one
+  // Outside a job, failing closed, or an old driver: charged one by one.
+  auto one_by_one = [&]() -> CUresult {
+    Gate g;
     if (CUresult refused = AdmitOnDevice(&dev, bytes, &g)) return refused;
     CUresult rc = allocate();
     Settle(g, rc == CUDA_SUCCESS, Kind::kPointer, dptr ? *dptr : 0);
     return rc;
-  }
+  };
+  Enforcer& e = Enforcer::Get();
+  if (!e.active() || !dptr) return one_by_one();
   DeviceAccount* account = AccountOf(e, dev);
   if (!account) return CUDA_ERROR_OUT_OF_MEMORY;
   CUresult rc = CUDA_SUCCESS;
-  PoolCharges::Hold hold(charges);
-  const auto outcome = charges.Allocate(
+  PoolCharges::Hold hold(Charges());
+  const auto outcome = Charges().Allocate(
       pool, account, bytes,
       [&](uint64_t* key) {
         rc = allocate();
@@ -66,6 +67,7 @@ CUresult PoolAllocate(CUmemoryPool pool, CUdevice dev, size_t bytes, CUdeviceptr
         VGPU_REAL(kCuda, cuMemFreeAsync);
         if (real) real(key, stream);
       });
+  if (outcome == PoolCharges::Outcome::kUnmeasured) return one_by_one();
   return outcome == PoolCharges::Outcome::kRefused ? CUDA_ERROR_OUT_OF_MEMORY : rc;
 }
 

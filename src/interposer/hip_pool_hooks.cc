@@ -44,20 +44,22 @@ PoolCharges& Charges() { return PoolCharges::For(kHipPools); }
 template <typename Allocate>
 hipError_t PoolAllocate(hipMemPool_t pool, int dev, size_t bytes, void** ptr, hipStream_t stream,
                         Allocate allocate) {
-  Enforcer& e = Enforcer::Get();
-  PoolCharges& charges = Charges();
-  if (!e.active() || !ptr || bytes == 0 || !charges.Measurable(pool)) {
-    Gate g;  // outside a job, failing closed, or a runtime without pool sizes
+  // Outside a job, failing closed, or a runtime without pool sizes: charged
+  // one by one.
+  auto one_by_one = [&]() -> hipError_t {
+    Gate g;
     if (bytes && HipAdmitOn(dev, bytes, &g) != hipSuccess) return hipErrorOutOfMemory;
     hipError_t rc = allocate();
     Settle(g, rc == hipSuccess, Kind::kPointer, ptr ? Key(*ptr) : 0);
     return rc;
-  }
+  };
+  Enforcer& e = Enforcer::Get();
+  if (!e.active() || !ptr || bytes == 0) return one_by_one();
   DeviceAccount* account = HipAccountOf(dev);
   if (!account) return hipErrorOutOfMemory;
   hipError_t rc = hipSuccess;
-  PoolCharges::Hold hold(charges);
-  const auto outcome = charges.Allocate(
+  PoolCharges::Hold hold(Charges());
+  const auto outcome = Charges().Allocate(
       pool, account, bytes,
       [&](uint64_t* key) {
         rc = allocate();
@@ -68,6 +70,7 @@ hipError_t PoolAllocate(hipMemPool_t pool, int dev, size_t bytes, void** ptr, hi
         VGPU_REAL(kHip, hipFreeAsync);
         if (real) real(reinterpret_cast<void*>(key), stream);
       });
+  if (outcome == PoolCharges::Outcome::kUnmeasured) return one_by_one();
   return outcome == PoolCharges::Outcome::kRefused ? hipErrorOutOfMemory : rc;
 }
 

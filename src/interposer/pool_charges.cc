@@ -37,11 +37,6 @@ PoolCharges& PoolCharges::For(const PoolOps& ops) {
 PoolCharges::Hold::Hold(PoolCharges& charges) : hold_(charges.lock_) { ++t_holds; }
 PoolCharges::Hold::~Hold() { --t_holds; }
 
-bool PoolCharges::Measurable(void* pool) const {
-  uint64_t ignored = 0;
-  return ops_.reserved(pool, &ignored) && ops_.in_use(pool, &ignored);
-}
-
 bool PoolCharges::Settle(void* pool, bool give_back_only) {
   auto it = pools_.find(pool);
   uint64_t reserved = 0;

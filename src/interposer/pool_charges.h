@@ -63,12 +63,12 @@ class PoolCharges {
   // lower the charge (the reclaimer's rule).
   bool Settle(void* pool, bool give_back_only = false);
 
-  enum class Outcome { kAllocated, kRefused, kFailed };
-  // An allocation of `bytes` from `pool`, charged to `account` (held): `allocate(&key)` calls the runtime (true: allocated, *key the
+  enum class Outcome { kAllocated, kRefused, kFailed, kUnmeasured };
+  // An allocation of `bytes` from `pool`, charged to `account` (a Hold
+  // held): `allocate(&key)` calls the runtime (true: allocated, *key the
   // pointer), `undo(key)` frees it again. kRefused: nothing is allocated;
-  // kFailed: the runtime refused. False from Measurable: charge it some
-  // other way.
-  bool Measurable(void* pool) const;
+  // kFailed: the runtime refused; kUnmeasured: the runtime cannot report the
+  // pool's size (an old driver), nothing was done: charge it some other way.
   template <typename AllocateFn, typename UndoFn>
   Outcome Allocate(void* pool, DeviceAccount* account, uint64_t bytes, AllocateFn allocate, UndoFn undo);
 
@@ -103,8 +103,7 @@ template <typename AllocateFn, typename UndoFn>
 PoolCharges::Outcome PoolCharges::Allocate(void* pool, DeviceAccount* account, uint64_t bytes, AllocateFn allocate,
                                            UndoFn undo) {
   uint64_t used = 0, reserved = 0;
-  ops_.in_use(pool, &used);
-  ops_.reserved(pool, &reserved);
+  if (!ops_.in_use(pool, &used) || !ops_.reserved(pool, &reserved)) return Outcome::kUnmeasured;
   const uint64_t growth = used + bytes > reserved ? used + bytes - reserved : 0;
   if (!Grow(pool, account, growth)) return Outcome::kRefused;
   uint64_t key = 0;
