@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "jobs/job_identity.h"
+#include "jobs/job_place.h"
 #include "util/read_file.h"
 #include "util/text.h"
 
@@ -24,26 +24,6 @@ void Say(const std::string& text) {
   std::string line = "libvgpu: " + text + "\n";
   ssize_t ignored = write(STDERR_FILENO, line.data(), line.size());
   (void)ignored;
-}
-
-// Only root can have written `path`: owned by root, writable by nobody
-// else, and of the expected kind.
-bool RootOnly(const std::string& path, bool directory, std::string* why) {
-  struct stat st {};
-  if (lstat(path.c_str(), &st) != 0) {
-    *why = path + ": " + std::strerror(errno);
-    return false;
-  }
-  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
-    *why = path + " is not a " + (directory ? "directory" : "regular file");
-    return false;
-  }
-  if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-    *why = path + " may be written by others than root (owner uid " + std::to_string(st.st_uid) +
-           ", mode " + std::to_string(st.st_mode & 07777) + ")";
-    return false;
-  }
-  return true;
 }
 
 Enforcer* g_enforcer = nullptr;
@@ -65,25 +45,20 @@ Enforcer& Enforcer::Get() {
 }
 
 Enforcer::Enforcer() {
-  job_id_ = ::vgpu::CurrentJobId();
-  if (job_id_ == 0) return;  // not in a Slurm job
-  const std::string run_dir = RunDir();
-  const std::string limits_path = JobLimitsPath(run_dir, job_id_);
-  struct stat st {};
-  if (lstat(limits_path.c_str(), &st) != 0 && errno == ENOENT) {
-    const char* shares = getenv("VGPU_SHARES");
-    if (shares && *shares)
-      FailClosed("job " + std::to_string(job_id_) + " holds vgpu shares (VGPU_SHARES=" + shares +
-                 ") but has no limits file " + limits_path +
-                 "; vgpu-prolog did not run on this node (ask the administrator)");
-    return;  // a job without vgpu
+  JobPlace place = LocateJob(ProcessFacts::OfThisProcess(), RunDir());
+  job_id_ = place.job_id;
+  switch (place.kind) {
+    case JobPlace::Kind::kNoJob:
+    case JobPlace::Kind::kJobWithoutVgpu:
+      return;
+    case JobPlace::Kind::kFailClosed:
+      FailClosed(place.failure);
+      return;
+    case JobPlace::Kind::kVgpuJob:
+      break;
   }
-  std::string why;
-  if (!RootOnly(JobRunDir(run_dir, job_id_), true, &why) || !RootOnly(limits_path, false, &why)) {
-    FailClosed("limits of job " + std::to_string(job_id_) + " not trusted: " + why);
-    return;
-  }
-  auto text = ReadTextFile(limits_path);
+  const std::string limits_path = JobLimitsPath(RunDir(), job_id_);
+  auto text = ReadTextFd(place.limits_fd.get(), limits_path);
   if (!text.ok()) {
     FailClosed(text.message());
     return;
@@ -99,7 +74,8 @@ Enforcer::Enforcer() {
     return;
   }
   for (const auto& d : limits->devices) {
-    auto region = UsageRegion::Open(UsageRegionPath(run_dir, job_id_, d.index));
+    auto region = UsageRegion::OpenAt(place.run_dir_fd.get(), UsageRegionName(d.index),
+                                      UsageRegionPath(RunDir(), job_id_, d.index));
     if (!region.ok()) {
       FailClosed(region.message());
       return;

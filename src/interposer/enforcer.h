@@ -10,10 +10,13 @@
 //    fail closed; device memory and driver initialisation are refused and
 //    the reason is printed on stderr once.
 //
-// What decides: the job id from the process's cgroup and the root-owned
-// limits file of that job, in the run directory compiled in (configure
-// --with-vgpu-run-dir): no variable can point elsewhere, since any empty
-// root-owned directory would make a job look like one without vgpu.
+// What decides (jobs/job_place.h): the job id from the process's cgroup and
+// the root-owned limits file of that job, in the run directory compiled in
+// (configure --with-vgpu-run-dir): no variable can point elsewhere, since
+// any empty root-owned directory would make a job look like one without
+// vgpu. In a user namespace (a container) the job may also be named by
+// SLURM_JOB_ID, and the run directory counts only if the host's root wrote
+// it; a vgpu job's process there that cannot find it fails closed.
 // Environment variables never raise a limit: the only one read is
 // VGPU_SHARES (set by the GRES plugin: its presence without a limits file
 // means fail closed).

@@ -121,7 +121,9 @@ std::string JobLimitsPath(const std::string& run_dir, uint32_t job_id) {
 }
 
 std::string UsageRegionPath(const std::string& run_dir, uint32_t job_id, uint32_t device_index) {
-  return JobRunDir(run_dir, job_id) + "/usage." + std::to_string(device_index);
+  return JobRunDir(run_dir, job_id) + "/" + UsageRegionName(device_index);
 }
+
+std::string UsageRegionName(uint32_t device_index) { return "usage." + std::to_string(device_index); }
 
 }  // namespace vgpu

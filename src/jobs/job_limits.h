@@ -59,6 +59,8 @@ struct JobLimits {
 std::string JobRunDir(const std::string& run_dir, uint32_t job_id);
 std::string JobLimitsPath(const std::string& run_dir, uint32_t job_id);
 std::string UsageRegionPath(const std::string& run_dir, uint32_t job_id, uint32_t device_index);
+// The usage region's name inside the job's run directory ("usage.<index>").
+std::string UsageRegionName(uint32_t device_index);
 
 }  // namespace vgpu
 

@@ -144,8 +144,13 @@ Status UsageRegion::Create(const std::string& path, uint32_t slots) {
 }
 
 Result<std::unique_ptr<UsageRegion>> UsageRegion::Open(const std::string& path) {
+  return OpenAt(AT_FDCWD, path, path);
+}
+
+Result<std::unique_ptr<UsageRegion>> UsageRegion::OpenAt(int dir_fd, const std::string& name,
+                                                         const std::string& path) {
   using R = Result<std::unique_ptr<UsageRegion>>;
-  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  int fd = openat(dir_fd, name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return R::Error("cannot open usage region " + path + ": " + std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < RegionSize(1)) {

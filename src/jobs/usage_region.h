@@ -46,6 +46,9 @@ class UsageRegion {
   // Maps an existing region; an error names the file and what is wrong
   // with it (missing, wrong size, not a region).
   static Result<std::unique_ptr<UsageRegion>> Open(const std::string& path);
+  // The same for the file `name` in the open directory `dir_fd` (a run
+  // directory handed over as a descriptor); `path` is for messages.
+  static Result<std::unique_ptr<UsageRegion>> OpenAt(int dir_fd, const std::string& name, const std::string& path);
 
   ~UsageRegion();
   UsageRegion(const UsageRegion&) = delete;

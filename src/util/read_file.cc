@@ -25,6 +25,20 @@ Result<std::string> ReadTextFile(const std::string& path) {
   return text.str();
 }
 
+Result<std::string> ReadTextFd(int fd, const std::string& name, size_t limit) {
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Result<std::string>::Error("cannot read " + name + ": " + std::strerror(errno));
+    if (n == 0) return text;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > limit)
+      return Result<std::string>::Error("cannot read " + name + ": larger than " + std::to_string(limit) + " bytes");
+  }
+}
+
 Status WriteFileAtomically(const std::string& path, const std::string& text, unsigned mode) {
   const std::string tmp = path + ".new";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);

@@ -1,0 +1,75 @@
+// Where a process stands: outside any job, in a job without vgpu, in a
+// vgpu job (its run directory open and trusted), or somewhere it cannot
+// prove (fail closed). libvgpu.so decides this once per process.
+//
+// In the host's user namespace the job is the one its cgroup names: a job's
+// processes cannot leave their cgroup, and without privilege they cannot
+// make a cgroup or mount namespace to hide it. A process in a user
+// namespace (a container, or `unshare -U`) can: it may see a cgroup
+// namespace ("0::/") and a private mount namespace with files it made
+// itself. There the job id comes from the cgroup when it still shows one,
+// else from SLURM_JOB_ID, and the run directory counts only if the host's
+// root wrote it (host_trust.h). A process there that shows signs of a vgpu
+// job (VGPU_SHARES, or libvgpu.so preloaded through LD_PRELOAD, which only
+// vgpu jobs are given) but whose job or run directory cannot be found fails
+// closed.
+#ifndef VGPU_JOBS_JOB_PLACE_H_
+#define VGPU_JOBS_JOB_PLACE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "jobs/host_trust.h"
+
+namespace vgpu {
+
+// What a process knows of itself; OfThisProcess() reads it, tests make
+// their own.
+struct ProcessFacts {
+  UserNamespace user_namespace = UserNamespace::kHost;
+  uint32_t cgroup_job_id = 0;  // from /proc/self/cgroup; 0: none
+  uint32_t env_job_id = 0;     // SLURM_JOB_ID; 0: unset or not a number
+  std::string vgpu_shares;     // VGPU_SHARES
+  bool preloaded_by_env = false;  // LD_PRELOAD names libvgpu.so
+
+  static ProcessFacts OfThisProcess();
+};
+
+// An open file descriptor, closed with its owner.
+class OwnedFd {
+ public:
+  OwnedFd() = default;
+  explicit OwnedFd(int fd) : fd_(fd) {}
+  OwnedFd(OwnedFd&& other) noexcept : fd_(other.release()) {}
+  OwnedFd& operator=(OwnedFd&& other) noexcept;
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  ~OwnedFd();
+  int get() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+struct JobPlace {
+  enum class Kind { kNoJob, kJobWithoutVgpu, kVgpuJob, kFailClosed };
+  Kind kind = Kind::kNoJob;
+  uint32_t job_id = 0;
+  std::string run_dir;      // <run_dir>/job_<id>, for messages
+  OwnedFd run_dir_fd;       // kVgpuJob: the trusted directory
+  OwnedFd limits_fd;        // kVgpuJob: its limits file, trusted
+  std::string failure;      // kFailClosed: why, and the fix
+};
+
+// Finds the job of a process with `facts` under `run_dir_root`
+// (/run/slurm-vgpu) and opens its run directory and limits file.
+JobPlace LocateJob(const ProcessFacts& facts, const std::string& run_dir_root);
+
+}  // namespace vgpu
+
+#endif  // VGPU_JOBS_JOB_PLACE_H_
