@@ -76,11 +76,18 @@ Result<VgpuConfig> VgpuConfig::Parse(const std::string& text, const std::string&
       if (items.empty())
         return Result<VgpuConfig>::Error(where + "TypePreference= needs at least one type");
       config.type_preference = items;
+    } else if (key == "jobusernamespaces") {
+      const std::string v = Lower(value);
+      if (v != "allow" && v != "deny")
+        return Result<VgpuConfig>::Error(where + "JobUserNamespaces=" + value +
+                                         " must be allow or deny (deny: spank_vgpu.so refuses new user "
+                                         "namespaces to the tasks of vgpu jobs)");
+      config.deny_job_user_namespaces = v == "deny";
     } else {
       return Result<VgpuConfig>::Error(
           where + "unknown key \"" + Trim(line.substr(0, eq)) +
           "\" (known: SharesPerDevice, ChipCatalogDir, Inventory, PlacementPolicy, TypePreference,"
-          " HardwareSlicing; see vgpu.conf(5))");
+          " HardwareSlicing, JobUserNamespaces; see vgpu.conf(5))");
     }
   }
   return config;

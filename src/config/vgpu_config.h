@@ -8,6 +8,7 @@
 //   PlacementPolicy=pool          # how shares are placed (see vgpu-sim(1))
 //   TypePreference=nvidia,ascend  # where untyped requests go first
 //   HardwareSlicing=nvidia-a100-80g,ascend  # models/types vgpu-prolog slices (MIG, vNPU)
+//   JobUserNamespaces=allow       # deny: spank_vgpu.so's seccomp filter
 #ifndef VGPU_CONFIG_VGPU_CONFIG_H_
 #define VGPU_CONFIG_VGPU_CONFIG_H_
 
@@ -33,6 +34,9 @@ struct VgpuConfig {
   // cuts a hardware slice (MIG, vNPU) from for each job, where the
   // catalog lists profiles; lower case; empty ("none") = software only.
   std::vector<std::string> hardware_slicing;
+  // spank_vgpu.so refuses new user namespaces (unshare, clone, setns) to
+  // the tasks of vgpu jobs with a seccomp filter.
+  bool deny_job_user_namespaces = false;
   bool SlicesModel(const std::string& model_id, const std::string& type) const;
 
   // Parses `text`; `source` names the file in messages. Values not set keep

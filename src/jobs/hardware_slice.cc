@@ -2,9 +2,14 @@
 // hardware_slice_mig.cc (NVML) and hardware_slice_vnpu.cc (DCMI).
 #include "jobs/hardware_slice.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <sstream>
 
+#include "jobs/job_limits.h"
+#include "util/read_file.h"
 #include "util/text.h"
 
 namespace vgpu {
@@ -187,6 +192,19 @@ const SliceProfile* ProfileForShares(const ChipModel& model, uint32_t shares, ui
       best = &p;
   }
   return best;
+}
+
+std::string JobSlicesPath(const std::string& run_dir, uint32_t job_id) {
+  return JobRunDir(run_dir, job_id) + ".slices";
+}
+
+Result<std::vector<HardwareSlice>> JobSlices(const std::string& run_dir, uint32_t job_id) {
+  const std::string path = JobSlicesPath(run_dir, job_id);
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0 && errno == ENOENT) return std::vector<HardwareSlice>();
+  auto text = ReadTextFile(path);
+  if (!text.ok()) return Result<std::vector<HardwareSlice>>::Error(text.message());
+  return ParseSlices(*text, path);
 }
 
 }  // namespace vgpu

@@ -78,6 +78,13 @@ Result<std::unique_ptr<SliceDriver>> OpenVnpuDriver(const std::string& library =
 std::string SerializeSlices(const std::vector<HardwareSlice>& slices);
 Result<std::vector<HardwareSlice>> ParseSlices(const std::string& text, const std::string& source);
 
+// <run_dir>/job_<id>.slices: the hardware slices made for the job (root's,
+// 0644). Outside the job's directory, so that re-making that directory
+// cannot lose the record of a slice.
+std::string JobSlicesPath(const std::string& run_dir, uint32_t job_id);
+// The slices on record for the job (none when there is no record).
+Result<std::vector<HardwareSlice>> JobSlices(const std::string& run_dir, uint32_t job_id);
+
 // The smallest profile of `model` whose shares (catalog profiles are "of 100") cover `shares` out of `shares_per_device`; null when none does.
 // "Smallest" is fewest shares, then least memory, then catalog order. Null
 // too when `shares` or `shares_per_device` is 0.

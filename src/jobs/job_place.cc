@@ -71,6 +71,13 @@ ProcessFacts ProcessFacts::OfThisProcess() {
   const char* shares = getenv("VGPU_SHARES");
   f.vgpu_shares = shares ? shares : "";
   f.preloaded_by_env = NamesInterposer(getenv("LD_PRELOAD"));
+  const char* handed = getenv("VGPU_RUN_DIR_FD");
+  if (handed && *handed) {
+    char* end = nullptr;
+    long fd = std::strtol(handed, &end, 10);
+    if (*end == '\0' && fd > 2 && fd < 65536 && fcntl(static_cast<int>(fd), F_GETFD) >= 0)
+      f.run_dir_fd = static_cast<int>(fd);
+  }
   return f;
 }
 
@@ -79,7 +86,8 @@ JobPlace LocateJob(const ProcessFacts& facts, const std::string& run_dir_root) {
   const bool nested = facts.user_namespace == UserNamespace::kNested;
   // In a namespace a missing job or run directory may be hidden rather
   // than absent; these say the process belongs to a vgpu job.
-  const bool vgpu_signs = !facts.vgpu_shares.empty() || (nested && facts.preloaded_by_env);
+  const bool vgpu_signs =
+      !facts.vgpu_shares.empty() || facts.run_dir_fd >= 0 || (nested && facts.preloaded_by_env);
 
   place.job_id = facts.cgroup_job_id;
   // A cgroup namespace shows the job's cgroup as "/": the job id is then
@@ -95,7 +103,10 @@ JobPlace LocateJob(const ProcessFacts& facts, const std::string& run_dir_root) {
 
   place.run_dir = JobRunDir(run_dir_root, place.job_id);
   const std::string limits_name = JobLimitsPath(run_dir_root, place.job_id);
-  place.run_dir_fd = OwnedFd(open(place.run_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  // Our own descriptor, so that the one handed over stays for children.
+  place.run_dir_fd = OwnedFd(facts.run_dir_fd >= 0
+                                 ? fcntl(facts.run_dir_fd, F_DUPFD_CLOEXEC, 3)
+                                 : open(place.run_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   int missing_errno = 0;
   if (place.run_dir_fd.get() < 0) {
     missing_errno = errno;
@@ -113,7 +124,8 @@ JobPlace LocateJob(const ProcessFacts& facts, const std::string& run_dir_root) {
       return FailClosed(std::move(place), job + " has libvgpu.so preloaded but no limits file " + limits_name +
                                               " is visible" + kInNamespace +
                                               "; make /run/slurm-vgpu visible inside the container "
-                                              "(read-write; the job still cannot write it)");
+                                              "(read-write; the job still cannot write it), or enable "
+                                              "spank_vgpu.so, which hands the task its run directory");
     place.run_dir_fd = OwnedFd();
     place.kind = JobPlace::Kind::kJobWithoutVgpu;
     return place;

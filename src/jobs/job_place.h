@@ -31,6 +31,11 @@ struct ProcessFacts {
   uint32_t env_job_id = 0;     // SLURM_JOB_ID; 0: unset or not a number
   std::string vgpu_shares;     // VGPU_SHARES
   bool preloaded_by_env = false;  // LD_PRELOAD names libvgpu.so
+  // VGPU_RUN_DIR_FD: a descriptor of the job's run directory that
+  // spank_vgpu.so opened in slurmstepd before exec; -1 when unset or not
+  // an open descriptor. Used instead of the path (which a container may
+  // not show) and held to the same trust; never closed here.
+  int run_dir_fd = -1;
 
   static ProcessFacts OfThisProcess();
 };

@@ -90,15 +90,6 @@ Status CutSlices(const NodeContext& ctx, const JobAllocation& job, JobLimits* li
 
 }  // namespace
 
-Result<std::vector<HardwareSlice>> JobSlices(const std::string& run_dir, uint32_t job_id) {
-  const std::string path = JobSlicesPath(run_dir, job_id);
-  struct stat st {};
-  if (lstat(path.c_str(), &st) != 0 && errno == ENOENT) return std::vector<HardwareSlice>();
-  auto text = ReadTextFile(path);
-  if (!text.ok()) return Result<std::vector<HardwareSlice>>::Error(text.message());
-  return ParseSlices(*text, path);
-}
-
 Status SetUpJob(const NodeContext& ctx, const JobAllocation& job) {
   Status st = EnsureRunDir(ctx.run_dir);
   if (!st.ok()) return st;

@@ -44,8 +44,6 @@ std::vector<uint32_t> JobsOnRecord(const std::string& run_dir);
 Status SweepEndedJobs(const NodeContext& ctx, uint32_t current, const std::function<int(uint32_t)>& has_ended,
                       std::vector<uint32_t>* swept);
 
-// The slices on record for the job (none when there is no record).
-Result<std::vector<HardwareSlice>> JobSlices(const std::string& run_dir, uint32_t job_id);
 
 }  // namespace vgpu
 

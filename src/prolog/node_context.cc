@@ -31,8 +31,4 @@ Result<NodeContext> NodeContext::Load(const std::string& slurm_conf, const std::
   return ctx;
 }
 
-std::string JobSlicesPath(const std::string& run_dir, uint32_t job_id) {
-  return JobRunDir(run_dir, job_id) + ".slices";
-}
-
 }  // namespace vgpu

@@ -31,10 +31,6 @@ struct NodeContext {
   static Result<NodeContext> Load(const std::string& slurm_conf, const std::string& default_catalog_dirs);
 };
 
-// <run_dir>/job_<id>.slices: the hardware slices made for the job (root's,
-// 0644). Outside the job's directory, so that re-making that directory
-// cannot lose the record of a slice.
-std::string JobSlicesPath(const std::string& run_dir, uint32_t job_id);
 
 }  // namespace vgpu
 

@@ -373,6 +373,10 @@ write_slurm_conf() {
 		PartitionName=share Nodes=ALL OverSubscribe=FORCE:16 MaxTime=INFINITE State=UP
 		CONF
 	} >"$dir/slurm.conf"
+	# Slurm reads plugstack.conf next to slurm.conf; DIR is moved to $LAB/etc.
+	if [ "$acct" = 1 ] && [ -f "${VGPU_PLUGIN_DIR:-/nonexistent}/spank_vgpu.so" ]; then
+		echo "required $VGPU_PLUGIN_DIR/spank_vgpu.so vgpu_conf=$LAB/etc/vgpu.conf" >"$dir/plugstack.conf"
+	fi
 	cat >"$dir/cgroup.conf" <<-CONF
 	CgroupPlugin=cgroup/v1
 	CgroupMountpoint=/sys/fs/cgroup

@@ -205,6 +205,40 @@ t_vnpu_slices() {
 	[ ! -s "$LAB/hw/vnpu-n1" ] || fail "vNPU left after the job: $(cat "$LAB/hw/vnpu-n1")"
 }
 
+# spank_vgpu.so (plugstack.conf) hands each task of a vgpu job its run
+# directory as a descriptor: a job of user nobody on n3 that hides
+# /run/slurm-vgpu in a container of its own (user + mount namespace, a
+# tmpfs over it) is still held to its 8 GiB through the descriptor, and
+# fails closed without it. With JobUserNamespaces=deny in vgpu.conf its
+# seccomp filter refuses the job a user namespace, while the job's device
+# work and a job without vgpu are unaffected.
+t_spank_task_handoff() {
+	local id out
+	id=$(submit -w n3 --uid=65534 --gid=65534 --gres=vgpu:nvidia:10 --wrap "$LAB/bin/spankjob")
+	wait_job "$id"
+	out=$(cat "$RUN/$id.out")
+	[[ $(sed -n 's/^FD //p' <<<"$out") =~ ^[0-9]+\ $VGPU_RUN/job_$id$ ]] ||
+		fail "VGPU_RUN_DIR_FD of the task: '$(sed -n 's/^FD //p' <<<"$out")'"
+	expect "user namespace allowed" "$(sed -n 's/^UNSHARE //p' <<<"$out")" ok
+	expect "run directory hidden, descriptor handed over" "$(sed -n 's/^HIDDEN //p' <<<"$out")" "init 0|alloc 2|alloc 0|"
+	expect "run directory hidden, no descriptor" "$(sed -n 's/^NOFD //p' <<<"$out")" "init 800|"
+	wait_clean "$id"
+
+	cp "$LAB/etc/vgpu.conf" "$RUN/vgpu.conf.saved"
+	echo "JobUserNamespaces=deny" >>"$LAB/etc/vgpu.conf"
+	id=$(submit -w n3 --uid=65534 --gid=65534 --gres=vgpu:nvidia:10 --wrap "$LAB/bin/spankjob")
+	local plain
+	plain=$(submit -w n3 --uid=65534 --gid=65534 --wrap "$LAB/bin/spankjob")
+	wait_job "$id"
+	wait_job "$plain"
+	mv "$RUN/vgpu.conf.saved" "$LAB/etc/vgpu.conf"
+	out=$(cat "$RUN/$id.out")
+	expect "JobUserNamespaces=deny: user namespace in a vgpu job" "$(sed -n 's/^UNSHARE //p' <<<"$out")" denied
+	expect "JobUserNamespaces=deny: device work" "$(sed -n 's/^PLAIN //p' <<<"$out")" "init 0|alloc 2|alloc 0|"
+	expect "JobUserNamespaces=deny: a job without vgpu" "$(sed -n 's/^UNSHARE //p' "$RUN/$plain.out")" ok
+	wait_clean "$id"
+}
+
 # Programs the jobs above run (and $LAB/bin/cudajob, from cluster-up).
 write_prolog_job_helpers() {
 	cat >"$LAB/bin/limitsjob" <<-EOF
@@ -236,5 +270,18 @@ write_prolog_job_helpers() {
 	libc.syscall(nr, args[0], argv, envp)
 	sys.exit("rawexec: execve: " + os.strerror(ctypes.get_errno()))
 	EOF
-	chmod 755 "$LAB/bin/limitsjob" "$LAB/bin/rawexec"
+	cat >"$LAB/bin/spankjob" <<-EOF
+	#!/bin/bash
+	# What spank_vgpu.so handed over, and a container of the job's own that
+	# does not show the run directory (a tmpfs over it).
+	echo "FD \$VGPU_RUN_DIR_FD \$(readlink /proc/self/fd/\$VGPU_RUN_DIR_FD)"
+	unshare -U -r -m true 2>/dev/null && echo "UNSHARE ok" || echo "UNSHARE denied"
+	[ -n "\$VGPU_SHARES" ] || exit 0
+	probe="init alloc $((9 * GIB)) alloc $((7 * GIB))"
+	echo "PLAIN \$($LAB/bin/cudajob \$probe 2>/dev/null | tr '\n' '|')"
+	hidden() { unshare -U -r -m sh -c "mount -t tmpfs none $VGPU_RUN && exec $LAB/bin/cudajob \$*" 2>/dev/null | tr '\n' '|'; }
+	echo "HIDDEN \$(hidden \$probe)"
+	echo "NOFD \$(unset VGPU_RUN_DIR_FD; hidden init)"
+	EOF
+	chmod 755 "$LAB/bin/limitsjob" "$LAB/bin/rawexec" "$LAB/bin/spankjob"
 }

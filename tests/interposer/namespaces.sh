@@ -118,4 +118,39 @@ t_container_step_stays_limited() {
 	wait 2>/dev/null
 }
 
-NAMESPACE_TESTS=(user_namespaces_keep_limits forged_limits_in_namespaces_are_refused container_step_stays_limited)
+# The run directory handed over as a descriptor (VGPU_RUN_DIR_FD), as
+# spank_vgpu.so does from slurmstepd: opened here by root, then the user's
+# program runs where /run/slurm-vgpu is hidden.
+t_handed_over_run_dir() {
+	local id other forged hide
+	id=$(user_job $GIB) || fail "job setup"
+	other=$(user_job $((4 * GIB))) || fail "job setup"
+	hide="mount -t tmpfs none $RUN_DIR && exec $NS_PROBE"
+	# handed DIR CMD...: CMD as the user in job $id with DIR open as fd 7.
+	handed() {
+		local dir=$1
+		shift
+		in_job "$id" sh -c 'exec 7<"$0" && exec "$@"' "$dir" setpriv --reuid=$NS_UID --regid=$NS_UID \
+			--clear-groups env SLURM_JOB_ID="$id" VGPU_RUN_DIR_FD=7 LD_PRELOAD="$NS_LIB" \
+			LD_LIBRARY_PATH="$NS_DIR/bin" "$@" 2>"$WORK/stderr"
+	}
+	expect "run directory hidden, the job's own handed over" \
+		"$(lines "$(handed "$RUN_DIR/job_$id" unshare -U -r -m sh -c "$hide ${LIMIT_PROBE[*]}")")" "$LIMITED"
+	expect "the same with a cgroup namespace" \
+		"$(lines "$(handed "$RUN_DIR/job_$id" unshare -U -r -m -C sh -c "$hide ${LIMIT_PROBE[*]}")")" "$LIMITED"
+	expect "another job's (4 GiB) handed over" "$(lines "$(handed "$RUN_DIR/job_$other" "$NS_PROBE" init)")" "init 800"
+	grep -q "is for job $other, not job $id" "$WORK/stderr" || fail "stderr: $(cat "$WORK/stderr")"
+	forged=$NS_DIR/forged-fd
+	install -d -o $NS_UID -m 0755 "$forged"
+	setpriv --reuid=$NS_UID --regid=$NS_UID --clear-groups \
+		"$NS_DIR/bin/job_setup" create "$forged" "$id" $NS_UID $NS_UID "$DEV0,$((100 * GIB)),100,100" ||
+		fail "forged setup"
+	expect "the user's own directory handed over, unmapped namespace" \
+		"$(lines "$(handed "$forged/job_$id" unshare -U "$NS_PROBE" init)")" "init 800"
+	grep -q "is this process's own file" "$WORK/stderr" || fail "stderr: $(cat "$WORK/stderr")"
+	expect "the same in the host's namespace" "$(lines "$(handed "$forged/job_$id" "$NS_PROBE" init)")" "init 800"
+	grep -q "may be written by others than root" "$WORK/stderr" || fail "stderr: $(cat "$WORK/stderr")"
+}
+
+NAMESPACE_TESTS=(user_namespaces_keep_limits forged_limits_in_namespaces_are_refused container_step_stays_limited
+	handed_over_run_dir)

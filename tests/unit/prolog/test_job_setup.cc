@@ -18,7 +18,7 @@
 #include "jobs/job_allocation.h"
 #include "jobs/job_limits.h"
 #include "jobs/usage_region.h"
-#include "task_env.h"
+#include "jobs/task_env.h"
 #include "test_paths.h"
 #include "util/read_file.h"
 

@@ -1,6 +1,8 @@
-#include "task_env.h"
+#include "jobs/task_env.h"
 
 #include <sstream>
+
+#include "util/read_file.h"
 
 namespace vgpu {
 namespace {
@@ -74,6 +76,23 @@ std::vector<std::pair<std::string, std::string>> TaskExports(const TaskEnvInput&
     out.emplace_back(l.first, value);
   }
   return out;
+}
+
+std::vector<std::pair<std::string, std::string>> TaskExportsForJob(
+    const std::string& run_dir, uint32_t job_id, const std::string& interposer, const std::string& ld_so_preload,
+    std::function<const char*(const char*)> getenv) {
+  const std::string limits_path = JobLimitsPath(run_dir, job_id);
+  auto text = ReadTextFile(limits_path);
+  if (!text.ok()) return {};  // no vgpu here (libvgpu.so fails closed if there should be)
+  TaskEnvInput in;
+  auto limits = JobLimits::Parse(*text, limits_path);
+  if (limits.ok()) in.limits = *limits;
+  auto slices = JobSlices(run_dir, job_id);
+  if (slices.ok()) in.slices = *slices;
+  in.interposer = interposer;
+  in.preloaded_system_wide = PreloadListsInterposer(ld_so_preload);
+  in.getenv = std::move(getenv);
+  return TaskExports(in);
 }
 
 }  // namespace vgpu

@@ -1,9 +1,10 @@
 // What vgpu-taskprolog (Slurm's TaskProlog, run as the job's user before
 // each task) prints for Slurm to export into the task: the interposer, and
 // the visibility variable of devices cut as hardware slices.
-#ifndef VGPU_PROLOG_TASK_ENV_H_
-#define VGPU_PROLOG_TASK_ENV_H_
+#ifndef VGPU_JOBS_TASK_ENV_H_
+#define VGPU_JOBS_TASK_ENV_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -30,10 +31,19 @@ struct TaskEnvInput {
 // device becomes the slice's id (MIG UUID, vNPU id).
 std::vector<std::pair<std::string, std::string>> TaskExports(const TaskEnvInput& in);
 
+// TaskExports for job `job_id`, from its limits and slices files under
+// `run_dir`; `ld_so_preload` is the text of /etc/ld.so.preload ("" if
+// none). Nothing when the job has no readable limits file there (no vgpu
+// on this node). A corrupt limits file still gives LD_PRELOAD, so that
+// libvgpu.so fails closed and says why.
+std::vector<std::pair<std::string, std::string>> TaskExportsForJob(
+    const std::string& run_dir, uint32_t job_id, const std::string& interposer, const std::string& ld_so_preload,
+    std::function<const char*(const char*)> getenv);
+
 // True if the text of /etc/ld.so.preload names a library whose file name
 // is libvgpu.so (entries are separated by blanks or new lines).
 bool PreloadListsInterposer(const std::string& ld_so_preload);
 
 }  // namespace vgpu
 
-#endif  // VGPU_PROLOG_TASK_ENV_H_
+#endif  // VGPU_JOBS_TASK_ENV_H_
