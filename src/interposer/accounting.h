@@ -6,6 +6,7 @@
 #ifndef VGPU_INTERPOSER_ACCOUNTING_H_
 #define VGPU_INTERPOSER_ACCOUNTING_H_
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -96,11 +97,19 @@ inline void Freed(Enforcer::Kind kind, uint64_t key) {
 // never free it: hooks may run while the process exits.
 class DeviceAccounts {
  public:
-  explicit DeviceAccounts(const char* runtime) : runtime_(runtime) {}
+  explicit DeviceAccounts(const char* runtime) : runtime_(runtime) {
+    for (auto& slot : fast_) slot.store(kUnknown, std::memory_order_relaxed);
+  }
 
   template <typename Id>
   DeviceAccount* Get(int dev, Id id) {
-    {
+    // Every allocation and launch asks: ordinals below kFast are answered
+    // from an array without a lock once resolved.
+    const bool fast = dev >= 0 && dev < kFast;
+    if (fast) {
+      DeviceAccount* known = fast_[dev].load(std::memory_order_acquire);
+      if (known != kUnknown) return known;
+    } else {
       std::lock_guard<std::mutex> hold(lock_);
       auto it = cache_.find(dev);
       if (it != cache_.end()) return it->second;
@@ -111,13 +120,22 @@ class DeviceAccounts {
     if (!account)
       e.WarnOnce(std::string(runtime_) + " device " + std::to_string(dev) + (text.empty() ? "" : " (" + text + ")") +
                  " is not one of job " + std::to_string(e.job_id()) + "'s devices: its memory is refused");
-    std::lock_guard<std::mutex> hold(lock_);
-    cache_[dev] = account;
+    if (fast) {
+      fast_[dev].store(account, std::memory_order_release);
+    } else {
+      std::lock_guard<std::mutex> hold(lock_);
+      cache_[dev] = account;
+    }
     return account;
   }
 
  private:
+  static constexpr int kFast = 64;
+  // Not a valid account: "not looked up yet" (null is "not the job's").
+  static inline DeviceAccount* const kUnknown = reinterpret_cast<DeviceAccount*>(alignof(DeviceAccount));
+
   const char* runtime_;
+  std::atomic<DeviceAccount*> fast_[kFast];
   std::mutex lock_;
   std::unordered_map<int, DeviceAccount*> cache_;
 };

@@ -82,15 +82,21 @@ const EventOps kAclEvents = {
     },
 };
 
+// The process's pacer for these events, looked up once.
+LaunchPacer& PacerAclEvents() {
+  static LaunchPacer& pacer = LaunchPacer::For(kAclEvents);
+  return pacer;
+}
+
 uint64_t PaceBefore(aclrtStream stream) {
   Enforcer& e = Enforcer::Get();
   if (!e.active()) return 0;
   DeviceAccount* account = AccountOf(CurrentDevice());
-  return account ? LaunchPacer::For(kAclEvents).Before(account, stream, false) : 0;
+  return account ? PacerAclEvents().Before(account, stream, false) : 0;
 }
 
 void PaceAfter(uint64_t ticket, aclError rc, aclrtStream stream) {
-  if (ticket) LaunchPacer::For(kAclEvents).After(ticket, rc == ACL_SUCCESS, stream, false);
+  if (ticket) PacerAclEvents().After(ticket, rc == ACL_SUCCESS, stream, false);
 }
 
 }  // namespace

@@ -139,17 +139,15 @@ uint64_t Enforcer::Used(const DeviceAccount* device) const { return device->regi
 
 void Enforcer::Remember(Kind kind, uint64_t key, DeviceAccount* device, uint64_t bytes) {
   std::lock_guard<std::mutex> hold(allocations_lock_);
-  allocations_[static_cast<int>(kind)][key] = Allocation{device, bytes};
+  allocations_[static_cast<int>(kind)].Put(key, AllocationTable::Value{device, bytes});
 }
 
 bool Enforcer::Forget(Kind kind, uint64_t key, DeviceAccount** device, uint64_t* bytes) {
   std::lock_guard<std::mutex> hold(allocations_lock_);
-  auto& table = allocations_[static_cast<int>(kind)];
-  auto it = table.find(key);
-  if (it == table.end()) return false;
-  *device = it->second.device;
-  *bytes = it->second.bytes;
-  table.erase(it);
+  AllocationTable::Value v;
+  if (!allocations_[static_cast<int>(kind)].Take(key, &v)) return false;
+  *device = v.device;
+  *bytes = v.bytes;
   return true;
 }
 
@@ -159,7 +157,7 @@ void Enforcer::AfterForkInChild() {
   // exist here: make them anew.)
   new (&allocations_lock_) std::mutex();
   new (&messages_lock_) std::mutex();
-  for (auto& t : allocations_) t.clear();
+  for (auto& t : allocations_) t.Clear();
   for (auto& d : devices_) d->region->ForgetSlotAfterFork();
 }
 

@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "allocation_table.h"
 #include "jobs/job_limits.h"
 #include "jobs/usage_region.h"
 
@@ -96,12 +97,8 @@ class Enforcer {
   std::string failure_;
   std::vector<std::unique_ptr<DeviceAccount>> devices_;
 
-  struct Allocation {
-    DeviceAccount* device;
-    uint64_t bytes;
-  };
   std::mutex allocations_lock_;
-  std::unordered_map<uint64_t, Allocation> allocations_[3];
+  AllocationTable allocations_[3];
 
   std::mutex messages_lock_;
   std::vector<std::string> said_;

@@ -80,11 +80,17 @@ const EventOps kHipEvents = {
     },
 };
 
+// The process's pacer for these events, looked up once.
+LaunchPacer& PacerHipEvents() {
+  static LaunchPacer& pacer = LaunchPacer::For(kHipEvents);
+  return pacer;
+}
+
 uint64_t PaceBeforeDevice(int dev, hipStream_t stream) {
   Enforcer& e = Enforcer::Get();
   if (!e.active()) return 0;
   DeviceAccount* account = HipAccountOf(dev);
-  return account ? LaunchPacer::For(kHipEvents).Before(account, stream, false) : 0;
+  return account ? PacerHipEvents().Before(account, stream, false) : 0;
 }
 
 uint64_t PaceBefore(hipStream_t stream) { return PaceBeforeDevice(HipCurrentDevice(), stream); }
@@ -99,7 +105,7 @@ uint64_t PaceBeforeOn(hipStream_t stream) {
 }
 
 void PaceAfter(uint64_t ticket, hipError_t rc, hipStream_t stream) {
-  if (ticket) LaunchPacer::For(kHipEvents).After(ticket, rc == hipSuccess, stream, false);
+  if (ticket) PacerHipEvents().After(ticket, rc == hipSuccess, stream, false);
 }
 
 }  // namespace

@@ -50,17 +50,23 @@ const EventOps kCudaEvents = {
     },
 };
 
+// The process's pacer for these events, looked up once.
+LaunchPacer& PacerCudaEvents() {
+  static LaunchPacer& pacer = LaunchPacer::For(kCudaEvents);
+  return pacer;
+}
+
 uint64_t PaceBefore(CUstream stream, bool per_thread) {
   Enforcer& e = Enforcer::Get();
   if (!e.active()) return 0;
   CUdevice dev = 0;
   if (CurrentDevice(&dev) != CUDA_SUCCESS) return 0;
   DeviceAccount* account = AccountOf(e, dev);
-  return account ? LaunchPacer::For(kCudaEvents).Before(account, stream, per_thread) : 0;
+  return account ? PacerCudaEvents().Before(account, stream, per_thread) : 0;
 }
 
 void PaceAfter(uint64_t ticket, CUresult rc, CUstream stream, bool per_thread) {
-  if (ticket) LaunchPacer::For(kCudaEvents).After(ticket, rc == CUDA_SUCCESS, stream, per_thread);
+  if (ticket) PacerCudaEvents().After(ticket, rc == CUDA_SUCCESS, stream, per_thread);
 }
 
 }  // namespace

@@ -14,6 +14,12 @@ namespace {
 constexpr uint64_t kMaxSleepNs = 10000000;  // re-check at least every 10 ms
 // The collector charges completed launches this often while any is pending.
 constexpr uint64_t kCollectEveryNs = 20000000;
+// A launch collects what completed when this long has passed since the
+// last collection (or when kMaxInFlight launches are outstanding): the
+// bucket it consults is then at most this late, against its 20 ms burst.
+constexpr uint64_t kCollectInlineEveryNs = 1000000;
+// Weight of a new measurement in a stream's moving average: 1/4.
+constexpr unsigned kAverageShift = 2;
 // A new anchor after this long: elapsed times are float milliseconds.
 constexpr uint64_t kAnchorLifetimeNs = 20000000000ULL;
 // An imprecise anchor is tried again this often; one whose completion was
@@ -104,15 +110,20 @@ void LaunchPacer::Flush() {
     if (!pending_.front().end) break;
     Collect(hold, true);
   }
+  for (Stream& st : streams_) ChargeUnmeasured(st);
 }
 
-LaunchPacer::Anchor LaunchPacer::AnchorOf(std::unique_lock<std::mutex>& hold, void* context) {
+LaunchPacer::Anchor LaunchPacer::AnchorOf(std::unique_lock<std::mutex>& hold, void* context, uint64_t now) {
+  auto usable = [&](const Anchor& a) {
+    return now - a.host_ns < kAnchorLifetimeNs && (a.precise || now - a.made_ns < kAnchorRetryNs);
+  };
+  // Launches come from one context at a time, nearly always the last one.
+  if (context == last_anchor_context_ && usable(last_anchor_)) return last_anchor_;
   auto it = anchors_.find(context);
-  const uint64_t now = NowNs();
-  if (it != anchors_.end()) {
-    const Anchor& a = it->second;
-    const bool fresh = now - a.host_ns < kAnchorLifetimeNs;
-    if (fresh && (a.precise || now - a.made_ns < kAnchorRetryNs)) return a;
+  if (it != anchors_.end() && usable(it->second)) {
+    last_anchor_context_ = context;
+    last_anchor_ = it->second;
+    return it->second;
   }
   void* event = TakeEvent(context);
   const uint64_t before = NowNs();
@@ -140,11 +151,21 @@ LaunchPacer::Anchor LaunchPacer::AnchorOf(std::unique_lock<std::mutex>& hold, vo
   }
   // An older anchor's event stays in use by pending launches: not recycled.
   anchors_[context] = a;
+  last_anchor_context_ = context;
+  last_anchor_ = a;
   return a;
 }
 
+std::vector<void*>& LaunchPacer::SpareOf(void* context) {
+  // A process has a context or two per device: a short list beats a hash.
+  for (auto& s : spare_)
+    if (s.first == context) return s.second;
+  spare_.emplace_back(context, std::vector<void*>());
+  return spare_.back().second;
+}
+
 void* LaunchPacer::TakeEvent(void* context) {
-  auto& spare = spare_[context];
+  auto& spare = SpareOf(context);
   if (!spare.empty()) {
     void* e = spare.back();
     spare.pop_back();
@@ -155,10 +176,11 @@ void* LaunchPacer::TakeEvent(void* context) {
 }
 
 void LaunchPacer::GiveEvent(void* context, void* event) {
-  if (event) spare_[context].push_back(event);
+  if (event) SpareOf(context).push_back(event);
 }
 
 void LaunchPacer::Collect(std::unique_lock<std::mutex>& hold, bool wait_oldest) {
+  last_collect_ns_ = NowNs();
   if (wait_oldest && !pending_.empty() && pending_.front().end) {
     void* oldest = pending_.front().end;
     hold.unlock();  // no lock across a driver call that blocks
@@ -171,6 +193,7 @@ void LaunchPacer::Collect(std::unique_lock<std::mutex>& hold, bool wait_oldest) 
       continue;
     }
     float from = 0, to = 0;
+    uint64_t took = 0;
     if (it->anchor.event && ops_.elapsed_ms(&from, it->anchor.event, it->start) &&
         ops_.elapsed_ms(&to, it->anchor.event, it->end)) {
       auto host = [&](float ms) {
@@ -178,13 +201,65 @@ void LaunchPacer::Collect(std::unique_lock<std::mutex>& hold, bool wait_oldest) 
         return ns > 0 ? static_cast<uint64_t>(ns) : 0;
       };
       it->device->region->ChargeInterval(host(from), host(to));
+      took = host(to) > host(from) ? host(to) - host(from) : 0;
     } else if (ops_.elapsed_ms(&to, it->start, it->end) && to > 0) {
-      it->device->region->ChargeBusy(static_cast<uint64_t>(static_cast<double>(to) * 1e6));
+      took = static_cast<uint64_t>(static_cast<double>(to) * 1e6);
+      it->device->region->ChargeBusy(took);
+    }
+    if (it->stream < streams_.size()) {
+      Stream& st = streams_[it->stream];
+      st.average_ns = !st.average_known ? took
+                                        : st.average_ns - (st.average_ns >> kAverageShift) + (took >> kAverageShift);
+      st.average_known = true;
+      ChargeUnmeasured(st);
     }
     GiveEvent(it->context, it->start);
     GiveEvent(it->context, it->end);
     it = pending_.erase(it);
   }
+}
+
+void LaunchPacer::ChargeUnmeasured(Stream& st) {
+  if (st.unmeasured == 0 || !st.device) return;
+  st.device->region->ChargeBusy(st.unmeasured * st.average_ns);
+  st.unmeasured = 0;
+}
+
+size_t LaunchPacer::StreamOf(void* context, void* stream, bool per_thread, DeviceAccount* device) {
+  auto same = [&](const Stream& st) {
+    return st.context == context && st.stream == stream && st.per_thread == per_thread;
+  };
+  if (last_stream_ < streams_.size() && same(streams_[last_stream_])) return last_stream_;
+  for (size_t i = 0; i < streams_.size(); ++i)
+    if (same(streams_[i])) return last_stream_ = i;
+  Stream fresh;
+  fresh.context = context;
+  fresh.stream = stream;
+  fresh.per_thread = per_thread;
+  fresh.device = device;
+  if (streams_.size() < kMaxStreams) {
+    streams_.push_back(fresh);
+    return last_stream_ = streams_.size() - 1;
+  }
+  // Reuse the least recently used stream that nothing pending refers to.
+  size_t reuse = streams_.size();
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    bool referred = false;
+    for (const Pending& p : pending_) referred = referred || p.stream == i;
+    if (!referred && (reuse == streams_.size() || streams_[i].last_ns < streams_[reuse].last_ns)) reuse = i;
+  }
+  if (reuse == streams_.size()) reuse = 0;
+  ChargeUnmeasured(streams_[reuse]);
+  streams_[reuse] = fresh;
+  return last_stream_ = reuse;
+}
+
+bool LaunchPacer::Sample() {
+  if (random_ == 0) random_ = NowNs() | 1;
+  random_ ^= random_ << 13;
+  random_ ^= random_ >> 7;
+  random_ ^= random_ << 17;
+  return random_ % kSampleEvery == 0;
 }
 
 uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_thread) {
@@ -193,24 +268,43 @@ uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_threa
   void* context = ops_.current();
   if (!context) return 0;
 
+  uint64_t now = NowNs();
   std::unique_lock<std::mutex> hold(lock_);
-  Collect(hold, pending_.size() >= kMaxInFlight);
+  if (pending_.size() >= kMaxInFlight || (!pending_.empty() && now - last_collect_ns_ >= kCollectInlineEveryNs)) {
+    Collect(hold, false);
+    // Still full: wait for the oldest rather than queue further ahead.
+    if (pending_.size() >= kMaxInFlight) Collect(hold, true);
+  }
   for (;;) {
-    const uint64_t delay = device->region->PaceDelay(share, kBurstNs, NowNs());
+    const uint64_t delay = device->region->PaceDelay(share, kBurstNs, now);
     if (delay == 0) break;
     hold.unlock();
     SleepNs(std::min(delay, kMaxSleepNs));
     hold.lock();
     Collect(hold, false);
+    now = NowNs();
   }
-  const Anchor anchor = AnchorOf(hold, context);
+  const size_t i = StreamOf(context, stream, per_thread, device);
+  Stream& st = streams_[i];
+  const bool dense = st.last_ns != 0 && now - st.last_ns <= kDenseGapNs;
+  st.last_ns = now;
+  st.device = device;
+  // Only tiny kernels are sampled: a long one's events cost nothing next
+  // to it, and unmeasured launches are not bounded by kMaxInFlight, so
+  // long ones must be (or queued work would run far ahead of its charge).
+  const bool tiny = st.average_known && st.average_ns < kSampleBelowNs;
+  if (dense && tiny && !Sample()) {
+    ++st.unmeasured;
+    return 0;
+  }
+  const Anchor anchor = AnchorOf(hold, context, now);
   void* start = TakeEvent(context);
   if (!start || !ops_.record(start, stream, per_thread)) {
     GiveEvent(context, start);
     return 0;  // a stream of another context, say: not paced, never refused
   }
   const uint64_t ticket = next_ticket_++;
-  pending_.push_back(Pending{ticket, device, context, anchor, start, nullptr});
+  pending_.push_back(Pending{ticket, device, context, i, anchor, start, nullptr});
   StartCollector();
   return ticket;
 }
@@ -218,7 +312,10 @@ uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_threa
 void LaunchPacer::After(uint64_t ticket, bool launched, void* stream, bool per_thread) {
   if (ticket == 0) return;
   std::lock_guard<std::mutex> hold(lock_);
-  auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.ticket == ticket; });
+  // Nearly always the newest: launches return in the order they started.
+  auto it = !pending_.empty() && pending_.back().ticket == ticket
+                ? std::prev(pending_.end())
+                : std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.ticket == ticket; });
   if (it == pending_.end()) return;
   void* end = launched ? TakeEvent(it->context) : nullptr;
   if (end && ops_.record(end, stream, per_thread)) {
@@ -239,8 +336,13 @@ void LaunchPacer::AfterForkInChild() {
   collector_ = nullptr;
   stop_ = false;
   pending_.clear();
+  streams_.clear();
+  last_stream_ = 0;
   spare_.clear();
   anchors_.clear();
+  last_anchor_context_ = nullptr;
+  last_collect_ns_ = 0;
+  random_ = 0;
 }
 
 }  // namespace interposer

@@ -321,6 +321,14 @@ size_t UsageRegion::Processes() const {
 uint64_t UsageRegion::PaceDelay(double share, uint64_t burst_ns, uint64_t now_ns) {
   if (share >= 1.0) return 0;
   if (share <= 0.0) share = 1e-3;
+  {
+    // Credit never exceeds the burst, and accrual only adds: a bucket in
+    // credit needs no wait whatever has accrued since.
+    const uint64_t at = map_->credit_at_ns.load(std::memory_order_relaxed);
+    if (at != 0 && now_ns >= at && now_ns - at < kRefillEveryNs &&
+        map_->credit_ns.load(std::memory_order_relaxed) >= 0)
+      return 0;
+  }
   if (!Lock()) return 0;
   uint64_t at = map_->credit_at_ns.load();
   int64_t credit = map_->credit_ns.load();

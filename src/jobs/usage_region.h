@@ -69,7 +69,12 @@ class UsageRegion {
   // accrues at `share` of the wall clock, up to `burst_ns`; kernels spend
   // it when they are seen to complete (ChargeBusy). PaceDelay says how
   // long to wait before the next launch (0: go now). `now_ns`: a
-  // CLOCK_MONOTONIC reading (a parameter, so tests can drive time).
+  // CLOCK_MONOTONIC reading (a parameter, so tests can drive time). Called
+  // before every launch: while the bucket holds credit and was brought up
+  // to date less than kRefillEveryNs ago, it answers 0 from two atomic
+  // reads, without the lock (what accrued meanwhile is added by the next
+  // call that takes it: at most share x kRefillEveryNs late).
+  static constexpr uint64_t kRefillEveryNs = 1000000;
   uint64_t PaceDelay(double share, uint64_t burst_ns, uint64_t now_ns);
   void ChargeBusy(uint64_t busy_ns);
   // Charges device time [start_ns, end_ns) (CLOCK_MONOTONIC) minus what of
