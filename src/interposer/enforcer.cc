@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "jobs/job_place.h"
 #include "util/read_file.h"
@@ -73,6 +74,23 @@ Enforcer::Enforcer() {
                std::to_string(job_id_));
     return;
   }
+  std::optional<JobLimits> step;
+  if (place.step_limits_fd.get() >= 0) {
+    const std::string step_path =
+        JobRunDir(RunDir(), job_id_) + "/" + StepDirName(static_cast<uint32_t>(place.step_id)) + "/limits";
+    auto step_text = ReadTextFd(place.step_limits_fd.get(), step_path);
+    auto parsed = step_text.ok() ? JobLimits::Parse(*step_text, step_path) : Result<JobLimits>(step_text.status());
+    if (!parsed.ok()) {
+      FailClosed(parsed.message());
+      return;
+    }
+    if (parsed->job_id != job_id_ || parsed->devices.size() != limits->devices.size()) {
+      FailClosed(step_path + " does not match the job's limits (job " + std::to_string(parsed->job_id) + ", " +
+                 std::to_string(parsed->devices.size()) + " devices)");
+      return;
+    }
+    step = std::move(parsed).value();
+  }
   for (const auto& d : limits->devices) {
     auto region = UsageRegion::OpenAt(place.run_dir_fd.get(), UsageRegionName(d.index),
                                       UsageRegionPath(RunDir(), job_id_, d.index));
@@ -83,6 +101,17 @@ Enforcer::Enforcer() {
     auto account = std::make_unique<DeviceAccount>();
     account->limit = d;
     account->region = std::move(region).value();
+    if (step) {
+      auto step_region = UsageRegion::OpenAt(place.step_dir_fd.get(), UsageRegionName(d.index),
+                                             UsageRegionPath(RunDir(), job_id_, d.index) + " of step " +
+                                                 std::to_string(place.step_id));
+      if (!step_region.ok()) {
+        FailClosed(step_region.message());
+        return;
+      }
+      account->step_limit = step->devices[d.index];
+      account->step_region = std::move(step_region).value();
+    }
     devices_.push_back(std::move(account));
   }
   mode_ = Mode::kActive;
@@ -124,8 +153,15 @@ DeviceAccount* Enforcer::Find(const std::string& uuid) {
 }
 
 bool Enforcer::Reserve(DeviceAccount* device, uint64_t bytes) {
+  // The step's part first, then the job's: the job's total never passes
+  // its grant whatever its steps hold.
   auto fits = [&] {
-    return device->region->Reserve(bytes, device->limit.memory_bytes) == UsageRegion::Reservation::kOk;
+    if (device->step_region &&
+        device->step_region->Reserve(bytes, device->step_limit.memory_bytes) != UsageRegion::Reservation::kOk)
+      return false;
+    if (device->region->Reserve(bytes, device->limit.memory_bytes) == UsageRegion::Reservation::kOk) return true;
+    if (device->step_region) device->step_region->Release(bytes);
+    return false;
   };
   if (fits()) return true;
   if (!reclaimer_) return false;
@@ -133,9 +169,14 @@ bool Enforcer::Reserve(DeviceAccount* device, uint64_t bytes) {
   return fits();
 }
 
-void Enforcer::Release(DeviceAccount* device, uint64_t bytes) { device->region->Release(bytes); }
+void Enforcer::Release(DeviceAccount* device, uint64_t bytes) {
+  device->region->Release(bytes);
+  if (device->step_region) device->step_region->Release(bytes);
+}
 
-uint64_t Enforcer::Used(const DeviceAccount* device) const { return device->region->Used(); }
+uint64_t Enforcer::Used(const DeviceAccount* device) const {
+  return device->step_region ? device->step_region->Used() : device->region->Used();
+}
 
 void Enforcer::Remember(Kind kind, uint64_t key, DeviceAccount* device, uint64_t bytes) {
   std::lock_guard<std::mutex> hold(allocations_lock_);
@@ -158,7 +199,10 @@ void Enforcer::AfterForkInChild() {
   new (&allocations_lock_) std::mutex();
   new (&messages_lock_) std::mutex();
   for (auto& t : allocations_) t.Clear();
-  for (auto& d : devices_) d->region->ForgetSlotAfterFork();
+  for (auto& d : devices_) {
+    d->region->ForgetSlotAfterFork();
+    if (d->step_region) d->step_region->ForgetSlotAfterFork();
+  }
 }
 
 }  // namespace interposer

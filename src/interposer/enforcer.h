@@ -38,8 +38,18 @@ namespace vgpu {
 namespace interposer {
 
 struct DeviceAccount {
-  DeviceLimit limit;
-  std::unique_ptr<UsageRegion> region;
+  DeviceLimit limit;                    // the job's
+  std::unique_ptr<UsageRegion> region;  // the job's
+  // In a job step that holds part of the job's shares (jobs/step_limits.h):
+  // the step's part, held to as well as the job's. Null: the step holds
+  // the job's whole part.
+  DeviceLimit step_limit;
+  std::unique_ptr<UsageRegion> step_region;
+
+  // What this process is held to: the step's part where there is one.
+  const DeviceLimit& held_to() const { return step_region ? step_limit : limit; }
+  // The region whose token bucket paces this process's launches.
+  UsageRegion* pace_region() const { return step_region ? step_region.get() : region.get(); }
 };
 
 class Enforcer {

@@ -38,6 +38,19 @@ void SleepNs(uint64_t ns) {
   nanosleep(&ts, nullptr);
 }
 
+// Device time goes to the job's region (its record, and the bucket of a job
+// without steps of their own) and to the step's (the bucket a step is
+// paced by).
+void ChargeInterval(DeviceAccount* d, uint64_t from, uint64_t to) {
+  d->region->ChargeInterval(from, to);
+  if (d->step_region) d->step_region->ChargeInterval(from, to);
+}
+
+void ChargeBusy(DeviceAccount* d, uint64_t ns) {
+  d->region->ChargeBusy(ns);
+  if (d->step_region) d->step_region->ChargeBusy(ns);
+}
+
 std::mutex g_pacers_lock;
 std::vector<LaunchPacer*>* g_pacers = nullptr;
 
@@ -200,11 +213,11 @@ void LaunchPacer::Collect(std::unique_lock<std::mutex>& hold, bool wait_oldest) 
         const double ns = static_cast<double>(it->anchor.host_ns) + static_cast<double>(ms) * 1e6;
         return ns > 0 ? static_cast<uint64_t>(ns) : 0;
       };
-      it->device->region->ChargeInterval(host(from), host(to));
+      ChargeInterval(it->device, host(from), host(to));
       took = host(to) > host(from) ? host(to) - host(from) : 0;
     } else if (ops_.elapsed_ms(&to, it->start, it->end) && to > 0) {
       took = static_cast<uint64_t>(static_cast<double>(to) * 1e6);
-      it->device->region->ChargeBusy(took);
+      ChargeBusy(it->device, took);
     }
     if (it->stream < streams_.size()) {
       Stream& st = streams_[it->stream];
@@ -221,7 +234,7 @@ void LaunchPacer::Collect(std::unique_lock<std::mutex>& hold, bool wait_oldest) 
 
 void LaunchPacer::ChargeUnmeasured(Stream& st) {
   if (st.unmeasured == 0 || !st.device) return;
-  st.device->region->ChargeBusy(st.unmeasured * st.average_ns);
+  ChargeBusy(st.device, st.unmeasured * st.average_ns);
   st.unmeasured = 0;
 }
 
@@ -263,7 +276,7 @@ bool LaunchPacer::Sample() {
 }
 
 uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_thread) {
-  const double share = device->limit.ComputeShare();
+  const double share = device->held_to().ComputeShare();
   if (share >= 1.0) return 0;
   void* context = ops_.current();
   if (!context) return 0;
@@ -276,7 +289,7 @@ uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_threa
     if (pending_.size() >= kMaxInFlight) Collect(hold, true);
   }
   for (;;) {
-    const uint64_t delay = device->region->PaceDelay(share, kBurstNs, now);
+    const uint64_t delay = device->pace_region()->PaceDelay(share, kBurstNs, now);
     if (delay == 0) break;
     hold.unlock();
     SleepNs(std::min(delay, kMaxSleepNs));

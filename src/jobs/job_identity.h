@@ -19,6 +19,13 @@ uint32_t JobIdFromCgroup(const std::string& proc_self_cgroup);
 // The same for the calling process (reads /proc/self/cgroup).
 uint32_t CurrentJobId();
 
+// The job step of the text of /proc/self/cgroup: the component "step_<n>"
+// right after "job_<id>" ("job_42/step_3/..."); -1 when there is none or it
+// is not a number (step_batch, step_extern, step_interactive).
+int64_t StepIdFromCgroup(const std::string& proc_self_cgroup);
+// JobIdFromCgroup and StepIdFromCgroup of the calling process.
+void CurrentJobAndStep(uint32_t* job_id, int64_t* step_id);
+
 }  // namespace vgpu
 
 #endif  // VGPU_JOBS_JOB_IDENTITY_H_

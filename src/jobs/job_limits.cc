@@ -75,8 +75,9 @@ Result<JobLimits> JobLimits::Parse(const std::string& text, const std::string& s
       }
       if (!has_uuid || !has_vendor || !has_memory || !has_shares || !has_of)
         return R::Error(where + "a device needs uuid=, vendor=, memory=, shares= and of=");
-      if (d.shares_per_device == 0 || d.shares == 0)
-        return R::Error(where + "shares= and of= must be at least 1");
+      // shares=0: none of the device (a job step's limits, for a device of
+      // its job the step holds nothing of; jobs/step_limits.h).
+      if (d.shares_per_device == 0) return R::Error(where + "of= must be at least 1");
       if (!d.uuid.empty() && out.FindByUuid(d.uuid))
         return R::Error(where + "uuid " + d.uuid + " listed twice");
       out.devices.push_back(std::move(d));
@@ -125,5 +126,7 @@ std::string UsageRegionPath(const std::string& run_dir, uint32_t job_id, uint32_
 }
 
 std::string UsageRegionName(uint32_t device_index) { return "usage." + std::to_string(device_index); }
+
+std::string StepDirName(uint32_t step_id) { return "step_" + std::to_string(step_id); }
 
 }  // namespace vgpu

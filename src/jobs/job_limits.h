@@ -15,7 +15,8 @@
 // "-" when the vendor API has none, and then the device is matched by its
 // position. memory: bytes the job may hold on the device, all processes
 // together; 0 means no device memory at all. shares/of: the job's share of
-// the device's compute.
+// the device's compute; shares=0 (a job step's limits, for a device of its
+// job the step holds nothing of: jobs/step_limits.h) means none of it.
 #ifndef VGPU_JOBS_JOB_LIMITS_H_
 #define VGPU_JOBS_JOB_LIMITS_H_
 
@@ -61,6 +62,8 @@ std::string JobLimitsPath(const std::string& run_dir, uint32_t job_id);
 std::string UsageRegionPath(const std::string& run_dir, uint32_t job_id, uint32_t device_index);
 // The usage region's name inside the job's run directory ("usage.<index>").
 std::string UsageRegionName(uint32_t device_index);
+// A job step's directory inside the job's ("step_<s>"; jobs/step_limits.h).
+std::string StepDirName(uint32_t step_id);
 
 }  // namespace vgpu
 

@@ -66,8 +66,12 @@ OwnedFd::~OwnedFd() {
 ProcessFacts ProcessFacts::OfThisProcess() {
   ProcessFacts f;
   f.user_namespace = CurrentUserNamespace();
-  f.cgroup_job_id = CurrentJobId();
+  CurrentJobAndStep(&f.cgroup_job_id, &f.cgroup_step_id);
   f.env_job_id = ParseJobId(getenv("SLURM_JOB_ID"));
+  if (const char* step = getenv("SLURM_STEP_ID"); step && *step) {
+    const uint32_t id = ParseJobId(step);
+    if (id != 0 || std::strcmp(step, "0") == 0) f.env_step_id = id;
+  }
   const char* shares = getenv("VGPU_SHARES");
   f.vgpu_shares = shares ? shares : "";
   f.preloaded_by_env = NamesInterposer(getenv("LD_PRELOAD"));
@@ -140,6 +144,31 @@ JobPlace LocateJob(const ProcessFacts& facts, const std::string& run_dir_root) {
     return FailClosed(std::move(place), "limits of job " + std::to_string(place.job_id) + " not trusted: " +
                                             trusted.message() + (nested ? std::string(";") + kInNamespace : ""));
   place.kind = JobPlace::Kind::kVgpuJob;
+
+  // The step: the one the cgroup names; in a namespace that hides it,
+  // SLURM_STEP_ID (only where the job id came from the cgroup's view too).
+  place.step_id = facts.cgroup_step_id;
+  if (place.step_id < 0 && nested && facts.cgroup_job_id == 0) place.step_id = facts.env_step_id;
+  if (place.step_id < 0) return place;
+  const std::string step_dir = place.run_dir + "/" + StepDirName(static_cast<uint32_t>(place.step_id));
+  place.step_dir_fd = OwnedFd(openat(place.run_dir_fd.get(), StepDirName(static_cast<uint32_t>(place.step_id)).c_str(),
+                                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (place.step_dir_fd.get() < 0) {
+    if (errno == ENOENT) {
+      place.step_id = -1;  // the step holds the job's whole part
+      return place;
+    }
+    return FailClosed(std::move(place), "limits of step " + step_dir + " not trusted: " + std::strerror(errno));
+  }
+  place.step_limits_fd = OwnedFd(openat(place.step_dir_fd.get(), "limits", O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  Status step_trusted = place.step_limits_fd.get() < 0
+                            ? Status::Error(step_dir + "/limits: " + std::strerror(errno))
+                            : CheckHostRootOnly(place.step_dir_fd.get(), step_dir, true, facts.user_namespace);
+  if (step_trusted.ok())
+    step_trusted = CheckHostRootOnly(place.step_limits_fd.get(), step_dir + "/limits", false, facts.user_namespace);
+  if (!step_trusted.ok())
+    return FailClosed(std::move(place), "limits of step " + std::to_string(place.step_id) + " of job " +
+                                            std::to_string(place.job_id) + " not trusted: " + step_trusted.message());
   return place;
 }
 

@@ -29,6 +29,8 @@ struct ProcessFacts {
   UserNamespace user_namespace = UserNamespace::kHost;
   uint32_t cgroup_job_id = 0;  // from /proc/self/cgroup; 0: none
   uint32_t env_job_id = 0;     // SLURM_JOB_ID; 0: unset or not a number
+  int64_t cgroup_step_id = -1;  // the numbered step its cgroup names; -1: none
+  int64_t env_step_id = -1;     // SLURM_STEP_ID; -1: unset or not a number
   std::string vgpu_shares;     // VGPU_SHARES
   bool preloaded_by_env = false;  // LD_PRELOAD names libvgpu.so
   // VGPU_RUN_DIR_FD: a descriptor of the job's run directory that
@@ -68,6 +70,11 @@ struct JobPlace {
   std::string run_dir;      // <run_dir>/job_<id>, for messages
   OwnedFd run_dir_fd;       // kVgpuJob: the trusted directory
   OwnedFd limits_fd;        // kVgpuJob: its limits file, trusted
+  // kVgpuJob in a step that holds part of the job's shares: the step's
+  // directory and limits file (jobs/step_limits.h), trusted; else closed.
+  int64_t step_id = -1;
+  OwnedFd step_limits_fd;
+  OwnedFd step_dir_fd;
   std::string failure;      // kFailClosed: why, and the fix
 };
 

@@ -49,6 +49,21 @@ Status RemoveJobRunDir(const std::string& run_dir, uint32_t job_id) {
   while (dirent* e = readdir(d)) {
     const std::string name = e->d_name;
     if (name == "." || name == "..") continue;
+    // Steps' directories (jobs/step_limits.h) hold files only.
+    if (name.rfind("step_", 0) == 0) {
+      const std::string sub = dir + "/" + name;
+      if (DIR* s = opendir(sub.c_str())) {
+        while (dirent* f = readdir(s))
+          if (std::strcmp(f->d_name, ".") != 0 && std::strcmp(f->d_name, "..") != 0) unlinkat(dirfd(s), f->d_name, 0);
+        closedir(s);
+      }
+      if (unlinkat(dirfd(d), name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT) continue;
+      if (errno != ENOTDIR) {
+        if (result.ok()) result = Errno("cannot remove " + sub);
+        continue;
+      }
+      // A file named step_*: removed as any other.
+    }
     if (unlinkat(dirfd(d), name.c_str(), 0) != 0 && errno != ENOENT && result.ok())
       result = Errno("cannot remove " + dir + "/" + name);
   }

@@ -1,11 +1,13 @@
 #include "job_usage.h"
 
+#include <dirent.h>
 #include <json/json.h>
 #include <sys/stat.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -56,6 +58,39 @@ Result<NodeUsage> ReadNodeUsage(const std::string& run_dir, const JobAllocation&
     d.busy_s = static_cast<double>((*region)->BusyNs()) / 1e9;
     usage.devices.push_back(std::move(d));
   }
+  // The steps' own regions: their directories are named step_<n>.
+  if (DIR* dir = opendir(JobRunDir(run_dir, job.job_id).c_str())) {
+    while (dirent* e = readdir(dir)) {
+      const std::string name = e->d_name;
+      if (name.rfind("step_", 0) != 0 || name.find_first_not_of("0123456789", 5) != std::string::npos ||
+          name.size() == 5)
+        continue;
+      const std::string step_dir = JobRunDir(run_dir, job.job_id) + "/" + name;
+      auto step_text = ReadTextFile(step_dir + "/limits");
+      auto step_limits = step_text.ok() ? JobLimits::Parse(*step_text, step_dir + "/limits")
+                                        : Result<JobLimits>(step_text.status());
+      if (!step_limits.ok()) continue;  // half made by a task that died: nothing to report
+      StepUsage step;
+      step.step = static_cast<uint32_t>(std::strtoul(name.c_str() + 5, nullptr, 10));
+      for (const DeviceLimit& l : step_limits->devices) {
+        if (l.shares == 0) continue;
+        auto region = UsageRegion::Open(step_dir + "/" + UsageRegionName(l.index));
+        if (!region.ok()) continue;
+        DeviceUsage d;
+        d.index = l.index;
+        d.shares = l.shares;
+        d.of = l.shares_per_device;
+        d.memory_quota = l.memory_bytes;
+        d.memory_peak = (*region)->Peak();
+        d.busy_s = static_cast<double>((*region)->BusyNs()) / 1e9;
+        step.devices.push_back(std::move(d));
+      }
+      usage.steps.push_back(std::move(step));
+    }
+    closedir(dir);
+  }
+  std::sort(usage.steps.begin(), usage.steps.end(),
+            [](const StepUsage& a, const StepUsage& b) { return a.step < b.step; });
   return usage;
 }
 
@@ -91,6 +126,23 @@ Result<std::string> MergeUsageComment(const std::string& existing, const NodeUsa
     devices.append(v);
   }
   node["devices"] = devices;
+  if (!usage.steps.empty()) {
+    Json::Value steps(Json::objectValue);
+    for (const StepUsage& st : usage.steps) {
+      Json::Value list(Json::arrayValue);
+      for (const DeviceUsage& d : st.devices) {
+        Json::Value v(Json::objectValue);
+        v["index"] = d.index;
+        v["shares"] = d.shares;
+        v["memory_quota"] = Json::UInt64(d.memory_quota);
+        v["memory_peak"] = Json::UInt64(d.memory_peak);
+        v["busy_s"] = Tenths(d.busy_s);
+        list.append(v);
+      }
+      steps[std::to_string(st.step)] = list;
+    }
+    node["steps"] = steps;
+  }
   root["nodes"][usage.node] = node;
   Json::StreamWriterBuilder wb;
   wb["indentation"] = "";

@@ -9,6 +9,9 @@
 //
 // One entry per node: each node's epilog merges its own into what the
 // comment already holds. "slice" only for a device cut as a hardware slice.
+// Steps that held part of the job's shares are kept apart under "steps":
+//   "steps":{"0":[{"index":0,"shares":20,"memory_quota":...,
+//    "memory_peak":...,"busy_s":...}]}
 #ifndef VGPU_PROLOG_JOB_USAGE_H_
 #define VGPU_PROLOG_JOB_USAGE_H_
 
@@ -34,10 +37,19 @@ struct DeviceUsage {
   std::string slice;          // the slice's profile, "" when none
 };
 
+// A job step that held part of the job's shares (jobs/step_limits.h):
+// what it used of each device it held shares of (type, model and slice are
+// the job's, not repeated).
+struct StepUsage {
+  uint32_t step = 0;
+  std::vector<DeviceUsage> devices;
+};
+
 struct NodeUsage {
   std::string node;
   double wall_s = 0;  // since the prolog made the job's directory
-  std::vector<DeviceUsage> devices;
+  std::vector<DeviceUsage> devices;  // the job's, all its steps together
+  std::vector<StepUsage> steps;      // in step order
 };
 
 // Reads the job's limits file and regions under `run_dir`. `now`: the

@@ -9,6 +9,9 @@
 //  * hands the task its run directory as an open descriptor
 //    (VGPU_RUN_DIR_FD), which libvgpu.so uses where a container does not
 //    show /run/slurm-vgpu;
+//  * for a job step that holds part of the job's shares (srun --gres=vgpu:20
+//    inside a job of 50), makes the step's own limits and usage regions
+//    (jobs/step_limits.h), so that the step is held to its part;
 //  * puts libvgpu.so in LD_PRELOAD and sets the hardware slices' visibility
 //    variables (what vgpu-taskprolog does, without depending on TaskProlog);
 //  * with JobUserNamespaces=deny in vgpu.conf, loads the seccomp filter of
@@ -60,6 +63,30 @@ int TaskInitPrivileged(spank_t sp, int argc, char** argv) {
     return 0;
   }
   if (!handoff->vgpu_job) return 0;
+
+  // A step holding part of the job's shares gets limits of its own. Step
+  // ids from 0xfffffff0 up are Slurm's special steps (batch, extern,
+  // interactive), which hold the job's whole part.
+  uint32_t step_id = 0;
+  if (spank_get_item(sp, S_JOB_STEPID, &step_id) == ESPANK_SUCCESS && step_id < 0xfffffff0u) {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    const char* uuids = task_env("VGPU_UUIDS");
+    const std::string step_uuids = uuids ? uuids : "";
+    const char* shares = task_env("VGPU_SHARES");
+    const std::string step_shares = shares ? shares : "";
+    bool made = false;
+    vgpu::Status st = spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS &&
+                              spank_get_item(sp, S_JOB_GID, &gid) == ESPANK_SUCCESS
+                          ? vgpu::PrepareStepLimits(job_id, step_id, VGPU_RUN_DIR, step_uuids, step_shares, uid, gid,
+                                                    &made)
+                          : vgpu::Status::Error("cannot read the job's user and group");
+    if (!st.ok()) {
+      // Without them the step is held to the job's limits, never more.
+      slurm_error("spank_vgpu: job %u step %u: %s; the step is held to the job's limits", job_id, step_id,
+                  st.message().c_str());
+    }
+  }
   for (const auto& [name, value] : handoff->exports) {
     if (spank_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS)
       slurm_error("spank_vgpu: job %u: cannot set %s in the task's environment", job_id, name.c_str());

@@ -7,7 +7,9 @@
 #include <cstring>
 
 #include "jobs/job_limits.h"
+#include "jobs/step_limits.h"
 #include "jobs/task_env.h"
+#include "util/read_file.h"
 
 namespace vgpu {
 
@@ -30,6 +32,22 @@ Result<TaskHandoff> PrepareTaskHandoff(uint32_t job_id, const std::string& run_d
   out.exports.emplace_back("VGPU_RUN_DIR_FD", std::to_string(out.run_dir_fd));
   for (auto& e : TaskExportsForJob(run_dir, job_id, interposer, ld_so_preload, getenv)) out.exports.push_back(std::move(e));
   return out;
+}
+
+Status PrepareStepLimits(uint32_t job_id, uint32_t step_id, const std::string& run_dir, const std::string& step_uuids,
+                         const std::string& step_shares, uid_t user, gid_t group, bool* made) {
+  *made = false;
+  const std::string limits_path = JobLimitsPath(run_dir, job_id);
+  auto text = ReadTextFile(limits_path);
+  if (!text.ok()) return text.status();
+  auto job = JobLimits::Parse(*text, limits_path);
+  if (!job.ok()) return job.status();
+  auto step = StepLimitsFor(*job, step_uuids, step_shares);
+  if (!step.ok()) return Status::Error("step " + std::to_string(step_id) + ": " + step.message());
+  if (!step->has_value()) return Status::Ok();
+  Status st = CreateStepRunDir(run_dir, step_id, **step, user, group);
+  *made = st.ok();
+  return st;
 }
 
 }  // namespace vgpu

@@ -239,6 +239,33 @@ t_spank_task_handoff() {
 	wait_clean "$id"
 }
 
+# Job steps are held to their part of the job (spank_vgpu.so makes their
+# limits): in a job of 50 shares of an A100 80GB (40 GiB) on n3, a step of
+# 20 shares sees 16 GiB and cannot pass it; two such steps hold 15 GiB each
+# at once; the batch step then gets only what is left of the job's 40 GiB.
+# The epilog removes the steps' directories with the job's.
+t_step_limits() {
+	local id out
+	id=$(submit -w n3 -c 2 --uid=65534 --gid=65534 --gres=vgpu:nvidia:50 "$LAB/bin/stepjob")
+	wait_job "$id"
+	out=$(cat "$RUN/$id.out")
+	expect "a step of 20 of the job's 50 shares" "$(sed -n 's/^STEP //p' <<<"$out")" \
+		"init 0|total 0 $((16 * GIB))|alloc 2|alloc 0|"
+	expect "two steps holding 15 GiB each at once" "$(sed -n 's/^HELD //p' <<<"$out")" 2
+	expect "the batch step beside them: the job's 40 GiB, 30 of them held" "$(sed -n 's/^BATCH //p' <<<"$out")" \
+		"init 0|total 0 $((40 * GIB))|alloc 2|alloc 0|"
+	expect "the steps' directories during the job" "$(sed -n 's/^DIRS //p' <<<"$out")" "step_0 step_1 step_2"
+	wait_clean "$id"
+	# The usage record keeps the steps apart.
+	local c
+	c=$(admin_comment "$id")
+	expect "steps in the usage record" "$(json_get "$c" "' '.join(sorted(j['nodes']['n3']['steps']))")" "0 1 2"
+	expect "step 1's shares and quota in the record" \
+		"$(json_get "$c" "(j['nodes']['n3']['steps']['1'][0]['shares'], j['nodes']['n3']['steps']['1'][0]['memory_quota'])")" \
+		"(20, $((16 * GIB)))"
+	expect "step 0's peak in the record" "$(json_get "$c" "j['nodes']['n3']['steps']['0'][0]['memory_peak']")" $((15 * GIB))
+}
+
 # Programs the jobs above run (and $LAB/bin/cudajob, from cluster-up).
 write_prolog_job_helpers() {
 	cat >"$LAB/bin/limitsjob" <<-EOF
@@ -283,5 +310,20 @@ write_prolog_job_helpers() {
 	echo "HIDDEN \$(hidden \$probe)"
 	echo "NOFD \$(unset VGPU_RUN_DIR_FD; hidden init)"
 	EOF
-	chmod 755 "$LAB/bin/limitsjob" "$LAB/bin/rawexec" "$LAB/bin/spankjob"
+	cat >"$LAB/bin/stepjob" <<-EOF
+	#!/bin/bash
+	# Steps of 20 shares in a job of 50 (t_step_limits).
+	step() { srun -n1 -c1 --gres=vgpu:nvidia:20 $LAB/bin/cudajob "\$@"; }
+	held=$RUN/\$SLURM_JOB_ID.held
+	echo "STEP \$(step init total alloc $((17 * GIB)) alloc $((15 * GIB)) | tr '\n' '|')"
+	step init alloc $((15 * GIB)) hold >\$held.1 &
+	step init alloc $((15 * GIB)) hold >\$held.2 &
+	for _ in \$(seq 150); do [ "\$(cat \$held.* 2>/dev/null | grep -c '^alloc 0')" = 2 ] && break; sleep 0.1; done
+	echo "HELD \$(cat \$held.* | grep -c '^alloc 0')"
+	echo "BATCH \$($LAB/bin/cudajob init total alloc $((12 * GIB)) alloc $((9 * GIB)) | tr '\n' '|')"
+	echo "DIRS \$(cd $VGPU_RUN/job_\$SLURM_JOB_ID && echo step_*)"
+	kill %1 %2 2>/dev/null
+	wait
+	EOF
+	chmod 755 "$LAB/bin/limitsjob" "$LAB/bin/rawexec" "$LAB/bin/spankjob" "$LAB/bin/stepjob"
 }

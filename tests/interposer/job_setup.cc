@@ -7,13 +7,20 @@
 //   job_setup remove RUN_DIR JOB
 //   job_setup usage RUN_DIR JOB       device time charged to the job's device 0,
 //                                     in ms ("usage MS")
+//   job_setup step RUN_DIR JOB STEP UID GID UUIDS SHARES
+//                                     the step's own limits, as spank_vgpu.so
+//                                     makes them (UUIDS, SHARES: the step's
+//                                     VGPU_UUIDS and VGPU_SHARES)
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "jobs/job_limits.h"
 #include "jobs/job_run_dir.h"
+#include "jobs/step_limits.h"
 #include "jobs/usage_region.h"
+#include "util/read_file.h"
 
 int main(int argc, char** argv) {
   const std::string verb = argc > 1 ? argv[1] : "";
@@ -31,6 +38,21 @@ int main(int argc, char** argv) {
     }
     std::printf("usage %llu\n", static_cast<unsigned long long>((*region)->BusyNs() / 1000000));
     return 0;
+  }
+  if (verb == "step" && argc == 9) {
+    const uint32_t job = static_cast<uint32_t>(std::strtoul(argv[3], nullptr, 10));
+    auto text = vgpu::ReadTextFile(vgpu::JobLimitsPath(argv[2], job));
+    auto limits = text.ok() ? vgpu::JobLimits::Parse(*text, "limits") : vgpu::Result<vgpu::JobLimits>(text.status());
+    auto step = limits.ok() ? vgpu::StepLimitsFor(*limits, argv[7], argv[8])
+                            : vgpu::Result<std::optional<vgpu::JobLimits>>(limits.status());
+    vgpu::Status st = !step.ok() ? step.status()
+                      : !step->has_value()
+                          ? vgpu::Status::Error("the step holds the job's whole part")
+                          : vgpu::CreateStepRunDir(argv[2], static_cast<uint32_t>(std::strtoul(argv[4], nullptr, 10)),
+                                                   **step, static_cast<uid_t>(std::strtoul(argv[5], nullptr, 10)),
+                                                   static_cast<gid_t>(std::strtoul(argv[6], nullptr, 10)));
+    if (!st.ok()) std::fprintf(stderr, "job_setup: %s\n", st.message().c_str());
+    return st.ok() ? 0 : 1;
   }
   if (verb != "create" || argc < 7) {
     std::fprintf(stderr, "usage: job_setup create RUN_DIR JOB UID GID ID,MEMORY,SHARES,OF[,VENDOR] ... | remove RUN_DIR JOB | usage RUN_DIR JOB\n");

@@ -46,10 +46,11 @@ cleanup() {
 	local d j
 	for d in "$CG_BASE"/job_*; do
 		[ -d "$d" ] || continue
-		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$d/cgroup.procs"
+		cat $(find "$d" -name cgroup.procs) 2>/dev/null | while read -r p; do kill -9 "$p" 2>/dev/null; done
 	done
 	sleep 0.1
-	for d in "$CG_BASE"/job_*; do rmdir "$d" 2>/dev/null; done
+	# Steps' cgroups (job_<id>/step_<s>) first.
+	find "$CG_BASE" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null
 	rmdir "$CG_BASE" 2>/dev/null
 	for ((j = JOB_BASE; j < $(cat "$WORK/next_job"); j++)); do "$BIN/job_setup" remove "$RUN_DIR" "$j" 2>/dev/null; done
 	rm -rf "$WORK"
@@ -84,9 +85,11 @@ in_job() {
 }
 # kill_job ID: SIGKILL to every process of job ID (as a node kill would).
 kill_job() {
-	local p
-	while read -r p; do kill -9 "$p" 2>/dev/null; done <"$CG_BASE/job_$1/cgroup.procs"
-	for _ in $(seq 50); do [ -s "$CG_BASE/job_$1/cgroup.procs" ] || return 0; sleep 0.02; done
+	local p procs
+	# The job's cgroup and its steps' (job_<id>/step_<s>).
+	procs() { cat $(find "$CG_BASE/job_$1" -name cgroup.procs) 2>/dev/null; }
+	for p in $(procs "$1"); do kill -9 "$p" 2>/dev/null; done
+	for _ in $(seq 50); do [ -z "$(procs "$1")" ] && return 0; sleep 0.02; done
 }
 # dcu_job MEMORY: a job whose device 0 is the DCU $DCU0 (matched by PCI bus
 # id) with MEMORY bytes, 10 of 100 shares; printed.

@@ -69,7 +69,7 @@ class JobLimitsTest : public CppUnit::TestFixture {
         {"vgpu-limits 1\njob 5\ndevice 1 uuid=a vendor=nvidia memory=1 shares=1 of=100\n", "out of order"},
         {"vgpu-limits 1\njob 5\ndevice 0 uuid=a vendor=nvidia memory=-1 shares=1 of=100\n", "memory=-1"},
         {"vgpu-limits 1\njob 5\ndevice 0 uuid=a vendor=nvidia memory=1 shares=1\n", "of="},
-        {"vgpu-limits 1\njob 5\ndevice 0 uuid=a vendor=nvidia memory=1 shares=0 of=100\n", "at least 1"},
+        {"vgpu-limits 1\njob 5\ndevice 0 uuid=a vendor=nvidia memory=1 shares=1 of=0\n", "of= must be at least 1"},
         {"vgpu-limits 1\njob 5\ndevice 0 uuid=a vendor=nvidia memory=1 shares=1 of=100 quota=9\n",
          "unknown field \"quota\""},
         {"vgpu-limits 1\njob 5\ndevice 0 uuid=a vendor=nvidia memory=1 shares=1 of=100\n"

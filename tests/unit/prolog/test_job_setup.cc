@@ -17,8 +17,9 @@
 #include "job_usage.h"
 #include "jobs/job_allocation.h"
 #include "jobs/job_limits.h"
-#include "jobs/usage_region.h"
+#include "jobs/step_limits.h"
 #include "jobs/task_env.h"
+#include "jobs/usage_region.h"
 #include "test_paths.h"
 #include "util/read_file.h"
 
@@ -359,9 +360,27 @@ class JobSetupTest : public CppUnit::TestFixture {
       (*region)->Release(3000);
       (*region)->ChargeBusy(2500000000ULL);
     }
+    // A step that held 5 of the job's 10 shares of device 1 used 1.5 s of it,
+    // kept apart in the record.
+    {
+      auto text = vgpu::ReadTextFile(vgpu::JobLimitsPath(node.ctx.run_dir, 77));
+      auto limits = vgpu::JobLimits::Parse(*text, "limits");
+      auto step = vgpu::StepLimitsFor(*limits, "GPU-b", "5");
+      CPPUNIT_ASSERT_MESSAGE(step.message(), step.ok() && step->has_value());
+      CPPUNIT_ASSERT(vgpu::CreateStepRunDir(node.ctx.run_dir, 4, **step, getuid(), getgid()).ok());
+      auto region = vgpu::UsageRegion::Open(vgpu::JobRunDir(node.ctx.run_dir, 77) + "/step_4/usage.1");
+      CPPUNIT_ASSERT_MESSAGE(region.message(), region.ok());
+      (*region)->ChargeBusy(1500000000ULL);
+    }
     auto usage = vgpu::ReadNodeUsage(node.ctx.run_dir, *job, {}, "n3", time(nullptr) + 60);
     CPPUNIT_ASSERT_MESSAGE(usage.message(), usage.ok());
     CPPUNIT_ASSERT_EQUAL(size_t{2}, usage->devices.size());
+    CPPUNIT_ASSERT_EQUAL(size_t{1}, usage->steps.size());
+    CPPUNIT_ASSERT_EQUAL(4u, usage->steps[0].step);
+    CPPUNIT_ASSERT_EQUAL(size_t{1}, usage->steps[0].devices.size());  // only the device it held
+    CPPUNIT_ASSERT_EQUAL(1u, usage->steps[0].devices[0].index);
+    CPPUNIT_ASSERT_EQUAL(5u, usage->steps[0].devices[0].shares);
+    CPPUNIT_ASSERT_DOUBLES_EQUAL(1.5, usage->steps[0].devices[0].busy_s, 1e-9);
     CPPUNIT_ASSERT_EQUAL(uint64_t{3000}, usage->devices[1].memory_peak);
     CPPUNIT_ASSERT_EQUAL(uint64_t{0}, usage->devices[0].memory_peak);
     CPPUNIT_ASSERT_DOUBLES_EQUAL(2.5, usage->devices[1].busy_s, 1e-9);
@@ -373,6 +392,7 @@ class JobSetupTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT_MESSAGE(*first, Has(*first, "\"busy_s\":2.5"));
     CPPUNIT_ASSERT_MESSAGE(*first, Has(*first, "\"model\":\"nvidia-a100-80g\""));
     CPPUNIT_ASSERT_MESSAGE(*first, !Has(*first, "'"));
+    CPPUNIT_ASSERT_MESSAGE(*first, Has(*first, "\"steps\":{\"4\":[{\"busy_s\":1.5,\"index\":1,"));
     usage->node = "n4";
     auto both = vgpu::MergeUsageComment(*first, *usage);
     CPPUNIT_ASSERT_MESSAGE(both.message(), both.ok());
