@@ -79,8 +79,13 @@ static inline void allocated(const char* command, int rc, int kind, unsigned lon
   printf("%s %d\n", command, rc);
 }
 
-/* The `work` command (see the top). */
-static inline void probe_work(const probe_api* api, const char* seconds, const char* us, const char* mode) {
+/* The `work` command (see the top), and "burst SECONDS US N": kernels of
+ * US microseconds launched N at a time back to back, then waited for, for
+ * SECONDS; prints "burst KERNELS BUSY_MS WALL_MS" as work does. Back-to-back
+ * tiny kernels are what libvgpu.so samples rather than times one by one.
+ * `work` is a burst of 1 in `mode`. */
+static inline void probe_launches(const probe_api* api, const char* label, const char* seconds, const char* us,
+                                  const char* mode, unsigned int batch) {
   char name[64];
   unsigned int n_us = (unsigned)num(us);
   int rc;
@@ -89,30 +94,10 @@ static inline void probe_work(const probe_api* api, const char* seconds, const c
   double t0 = now_ms(), end = t0 + atof(seconds) * 1e3;
   unsigned long long busy0 = api->busy_ns(), n = 0;
   while (rc == 0 && now_ms() < end) {
-    rc = api->launch(mode, n_us);
-    if (rc == 0) rc = api->sync();
-    ++n;
-  }
-  printf("work %llu %.1f %.1f\n", rc == 0 ? n : 0ULL, (api->busy_ns() - busy0) / 1e6, now_ms() - t0);
-}
-
-/* "burst SECONDS US N": kernels of US microseconds launched N at a time
- * back to back, then waited for, for SECONDS; prints "burst KERNELS
- * BUSY_MS WALL_MS" as work does. Back-to-back tiny kernels are what
- * libvgpu.so samples rather than times one by one. */
-static inline void probe_burst(const probe_api* api, const char* seconds, const char* us, const char* per) {
-  char name[64];
-  unsigned int n_us = (unsigned)num(us), batch = (unsigned)num(per);
-  int rc;
-  snprintf(name, sizeof(name), "busy_%sus", us);
-  rc = api->load(name);
-  double t0 = now_ms(), end = t0 + atof(seconds) * 1e3;
-  unsigned long long busy0 = api->busy_ns(), n = 0;
-  while (rc == 0 && now_ms() < end) {
-    for (unsigned int k = 0; rc == 0 && k < (batch ? batch : 1); ++k, ++n) rc = api->launch("kernel", n_us);
+    for (unsigned int k = 0; rc == 0 && k < (batch ? batch : 1); ++k, ++n) rc = api->launch(mode, n_us);
     if (rc == 0) rc = api->sync();
   }
-  printf("burst %llu %.1f %.1f\n", rc == 0 ? n : 0ULL, (api->busy_ns() - busy0) / 1e6, now_ms() - t0);
+  printf("%s %llu %.1f %.1f\n", label, rc == 0 ? n : 0ULL, (api->busy_ns() - busy0) / 1e6, now_ms() - t0);
 }
 
 /* Virtual memory commands (vmap, vrelease, vretain, vunmap, vfree; see
@@ -199,12 +184,13 @@ static inline int vmm_command(const vmm_api* v, int argc, char** argv, int* i) {
 static inline int probe_shared(const probe_api* api, const char* probe, int argc, char** argv, int* i) {
   const char* c = argv[*i];
   if (!strcmp(c, "work")) {
-    probe_work(api, arg(argc, argv, *i + 1), arg(argc, argv, *i + 2), arg(argc, argv, *i + 3));
+    probe_launches(api, "work", arg(argc, argv, *i + 1), arg(argc, argv, *i + 2), arg(argc, argv, *i + 3), 1);
     *i += 3;
     return -1;
   }
   if (!strcmp(c, "burst")) {
-    probe_burst(api, arg(argc, argv, *i + 1), arg(argc, argv, *i + 2), arg(argc, argv, *i + 3));
+    probe_launches(api, "burst", arg(argc, argv, *i + 1), arg(argc, argv, *i + 2), "kernel",
+                   (unsigned)num(arg(argc, argv, *i + 3)));
     *i += 3;
     return -1;
   }
