@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 
@@ -97,9 +98,21 @@ void LaunchPacer::StartCollector() {
 void LaunchPacer::CollectorLoop() {
   std::unique_lock<std::mutex> hold(lock_);
   for (;;) {
-    wake_.wait(hold, [this] { return stop_ || !pending_.empty(); });
+    auto due = [this] { return stop_ || !pending_.empty(); };
+    // Unmeasured launches of a stream that has fallen silent are charged
+    // here too, so that a process that sleeps after them is charged for
+    // them: while there are any, look every kCollectEveryNs.
+    bool unmeasured = false;
+    for (const Stream& st : streams_) unmeasured = unmeasured || st.unmeasured > 0;
+    if (unmeasured)
+      wake_.wait_for(hold, std::chrono::nanoseconds(kCollectEveryNs), due);
+    else
+      wake_.wait(hold, due);
     if (stop_) return;
     Collect(hold, false);
+    const uint64_t now = NowNs();
+    for (Stream& st : streams_)
+      if (st.unmeasured > 0 && now - st.last_ns >= kCollectEveryNs) ChargeUnmeasured(st);
     hold.unlock();
     SleepNs(kCollectEveryNs);
     hold.lock();

@@ -20,8 +20,8 @@
 // picked at random so that a loop of a fixed sequence of kernels is not
 // always sampled at the same kernel. A launch
 // not measured is charged at the stream's recent measured duration (a
-// moving average) when the stream's next measurement completes, or at
-// exit or exec. A stream of tiny kernels thus costs two events per
+// moving average) when the stream's next measurement completes, when the
+// stream has been silent for 20 ms (the collector), or at exit or exec. A stream of tiny kernels thus costs two events per
 // kSampleEvery launches, and the idle time between them is not charged.
 //
 // Device time is charged when it is used, whatever the process does next:
@@ -32,7 +32,9 @@
 //
 // What this cannot see: time another context takes on the device between
 // the two events counts against this job (conservative under contention),
-// a launch not measured is charged what its stream's measured ones took,
+// a launch not measured is charged what its stream's measured ones took
+// (when the stream's next measurement completes, or by the collector once
+// the stream has been silent for 20 ms),
 // and kernels launched around libvgpu.so (raw ioctls) are not counted.
 #ifndef VGPU_INTERPOSER_LAUNCH_PACER_H_
 #define VGPU_INTERPOSER_LAUNCH_PACER_H_
