@@ -123,6 +123,7 @@ JobLimits JobAllocation::Limits(const ChipCatalog& catalog) const {
     l.memory_bytes = d.memory_quota ? d.memory_quota : UINT64_MAX;
     l.shares = d.shares;
     l.shares_per_device = shares_per_device;
+    l.node_index = static_cast<int32_t>(d.node_index);
     limits.devices.push_back(std::move(l));
   }
   return limits;

@@ -69,8 +69,11 @@ Result<JobLimits> JobLimits::Parse(const std::string& text, const std::string& s
             return R::Error(where + k + "=" + val + " is not a share count (0..65535)");
           (k == "shares" ? d.shares : d.shares_per_device) = static_cast<uint32_t>(v);
           (k == "shares" ? has_shares : has_of) = true;
+        } else if (k == "node") {
+          if (!ParseU64(val, 65535, &v)) return R::Error(where + "node=" + val + " is not a device index");
+          d.node_index = static_cast<int32_t>(v);
         } else {
-          return R::Error(where + "unknown field \"" + k + "\" (known: uuid, vendor, memory, shares, of)");
+          return R::Error(where + "unknown field \"" + k + "\" (known: uuid, vendor, memory, shares, of, node)");
         }
       }
       if (!has_uuid || !has_vendor || !has_memory || !has_shares || !has_of)
@@ -99,10 +102,12 @@ Result<JobLimits> JobLimits::Parse(const std::string& text, const std::string& s
 std::string JobLimits::Serialize() const {
   std::ostringstream o;
   o << "vgpu-limits " << kVersion << "\njob " << job_id << "\n";
-  for (const auto& d : devices)
+  for (const auto& d : devices) {
     o << "device " << d.index << " uuid=" << (d.uuid.empty() ? "-" : d.uuid) << " vendor=" << d.vendor
-      << " memory=" << d.memory_bytes << " shares=" << d.shares << " of=" << d.shares_per_device
-      << "\n";
+      << " memory=" << d.memory_bytes << " shares=" << d.shares << " of=" << d.shares_per_device;
+    if (d.node_index >= 0) o << " node=" << d.node_index;
+    o << "\n";
+  }
   return o.str();
 }
 

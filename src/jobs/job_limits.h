@@ -15,7 +15,8 @@
 // "-" when the vendor API has none, and then the device is matched by its
 // position. memory: bytes the job may hold on the device, all processes
 // together; 0 means no device memory at all. shares/of: the job's share of
-// the device's compute; shares=0 (a job step's limits, for a device of its
+// the device's compute; node (optional): the device's index on the node
+// (VGPU_DEVICES), by which a job step's devices are matched; shares=0 (a job step's limits, for a device of its
 // job the step holds nothing of: jobs/step_limits.h) means none of it.
 #ifndef VGPU_JOBS_JOB_LIMITS_H_
 #define VGPU_JOBS_JOB_LIMITS_H_
@@ -35,6 +36,7 @@ struct DeviceLimit {
   uint64_t memory_bytes = 0;
   uint32_t shares = 0;
   uint32_t shares_per_device = 0;
+  int32_t node_index = -1;  // VGPU_DEVICES: the device's index on the node (-1: not recorded)
 
   // shares / shares_per_device, in [0, 1].
   double ComputeShare() const;

@@ -30,15 +30,18 @@ constexpr uint32_t kStepRegionSlots = 256;
 
 }  // namespace
 
-Result<std::optional<JobLimits>> StepLimitsFor(const JobLimits& job, const std::string& step_uuids,
-                                               const std::string& step_shares) {
+Result<std::optional<JobLimits>> StepLimitsFor(const JobLimits& job, const std::string& step_devices,
+                                               const std::string& step_uuids, const std::string& step_shares) {
   using R = Result<std::optional<JobLimits>>;
-  const auto uuids = SplitList(step_uuids);
+  const auto nodes = SplitList(step_devices);
+  auto uuids = SplitList(step_uuids);
   const auto shares = SplitList(step_shares);
   if (shares.empty()) return std::optional<JobLimits>();  // the step holds no vgpu: nothing of its own
-  if (uuids.size() != shares.size())
-    return R::Error("the step's VGPU_UUIDS (" + std::to_string(uuids.size()) + " items) and VGPU_SHARES (" +
-                    std::to_string(shares.size()) + " items) do not line up");
+  if (uuids.empty()) uuids.assign(shares.size(), "");  // no device's id is known
+  if (uuids.size() != shares.size() || (!nodes.empty() && nodes.size() != shares.size()))
+    return R::Error("the step's VGPU_DEVICES (" + std::to_string(nodes.size()) + " items), VGPU_UUIDS (" +
+                    std::to_string(uuids.size()) + ") and VGPU_SHARES (" + std::to_string(shares.size()) +
+                    ") do not line up");
   JobLimits step = job;
   for (auto& d : step.devices) {
     d.memory_bytes = 0;
@@ -51,12 +54,19 @@ Result<std::optional<JobLimits>> StepLimitsFor(const JobLimits& job, const std::
     const unsigned long n = std::strtoul(shares[i].c_str(), &end, 10);
     if (shares[i].empty() || *end != '\0' || errno != 0)
       return R::Error("the step's VGPU_SHARES item \"" + shares[i] + "\" is not a number");
-    // Devices are matched by their vendor id; without one (a simulated
-    // device), by position, which holds only when the step has them all.
-    const DeviceLimit* of_job = uuids[i].empty() ? nullptr : job.FindByUuid(uuids[i]);
+    // Devices are matched by their index on the node; in a limits file
+    // without it, by vendor id; without one, by position, which holds only
+    // when the step has them all.
+    const DeviceLimit* of_job = nullptr;
+    if (!nodes.empty())
+      for (const DeviceLimit& d : job.devices)
+        if (d.node_index >= 0 && std::to_string(d.node_index) == nodes[i]) of_job = &d;
+    if (!of_job && !uuids[i].empty()) of_job = job.FindByUuid(uuids[i]);
     if (!of_job && uuids[i].empty() && shares.size() == job.devices.size()) of_job = &job.devices[i];
-    if (!of_job) return R::Error("the step's device " + (uuids[i].empty() ? "#" + std::to_string(i) : uuids[i]) +
-                                 " is not one of job " + std::to_string(job.job_id) + "'s devices");
+    if (!of_job)
+      return R::Error("the step's device " + (nodes.empty() ? "#" + std::to_string(i) : nodes[i]) +
+                      (uuids[i].empty() ? "" : " (" + uuids[i] + ")") + " is not one of job " +
+                      std::to_string(job.job_id) + "'s devices");
     DeviceLimit& d = step.devices[of_job->index];
     d.shares = std::min<uint32_t>(static_cast<uint32_t>(std::min<unsigned long>(n, UINT32_MAX)), of_job->shares);
     d.memory_bytes = of_job->shares == 0 ? 0

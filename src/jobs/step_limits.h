@@ -22,14 +22,15 @@
 namespace vgpu {
 
 // The step's limits from the job's and the step's environment as slurmstepd
-// gives it (VGPU_UUIDS and VGPU_SHARES, aligned lists: gres/vgpu's
-// step_set_env). Each device's shares are capped at the job's, and its
+// gives it (VGPU_DEVICES, VGPU_UUIDS and VGPU_SHARES, aligned lists:
+// gres/vgpu's step_set_env). A step's device is matched to the job's by its
+// index on the node, else (limits files without it) by vendor id. Each device's shares are capped at the job's, and its
 // memory is the job's memory x step shares / job shares. Nothing (no error)
 // when the step holds all of the job's shares: the job's limits are the
 // step's. An error when a device of the step is not one of the job's or the
 // lists do not line up.
-Result<std::optional<JobLimits>> StepLimitsFor(const JobLimits& job, const std::string& step_uuids,
-                                               const std::string& step_shares);
+Result<std::optional<JobLimits>> StepLimitsFor(const JobLimits& job, const std::string& step_devices,
+                                               const std::string& step_uuids, const std::string& step_shares);
 
 // Makes <run_dir>/job_<id>/step_<s> with `limits` and one usage region per
 // device (the job user's), all at once: another task of the step that got

@@ -71,6 +71,8 @@ int TaskInitPrivileged(spank_t sp, int argc, char** argv) {
   if (spank_get_item(sp, S_JOB_STEPID, &step_id) == ESPANK_SUCCESS && step_id < 0xfffffff0u) {
     uid_t uid = 0;
     gid_t gid = 0;
+    const char* devices = task_env("VGPU_DEVICES");
+    const std::string step_devices = devices ? devices : "";
     const char* uuids = task_env("VGPU_UUIDS");
     const std::string step_uuids = uuids ? uuids : "";
     const char* shares = task_env("VGPU_SHARES");
@@ -78,8 +80,8 @@ int TaskInitPrivileged(spank_t sp, int argc, char** argv) {
     bool made = false;
     vgpu::Status st = spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS &&
                               spank_get_item(sp, S_JOB_GID, &gid) == ESPANK_SUCCESS
-                          ? vgpu::PrepareStepLimits(job_id, step_id, VGPU_RUN_DIR, step_uuids, step_shares, uid, gid,
-                                                    &made)
+                          ? vgpu::PrepareStepLimits(job_id, step_id, VGPU_RUN_DIR, step_devices, step_uuids,
+                                                    step_shares, uid, gid, &made)
                           : vgpu::Status::Error("cannot read the job's user and group");
     if (!st.ok()) {
       // Without them the step is held to the job's limits, never more.

@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     const uint32_t job = static_cast<uint32_t>(std::strtoul(argv[3], nullptr, 10));
     auto text = vgpu::ReadTextFile(vgpu::JobLimitsPath(argv[2], job));
     auto limits = text.ok() ? vgpu::JobLimits::Parse(*text, "limits") : vgpu::Result<vgpu::JobLimits>(text.status());
-    auto step = limits.ok() ? vgpu::StepLimitsFor(*limits, argv[7], argv[8])
+    auto step = limits.ok() ? vgpu::StepLimitsFor(*limits, "", argv[7], argv[8])
                             : vgpu::Result<std::optional<vgpu::JobLimits>>(limits.status());
     vgpu::Status st = !step.ok() ? step.status()
                       : !step->has_value()

@@ -38,13 +38,14 @@ class StepLimitsTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(PartOfTheJob);
   CPPUNIT_TEST(WholeJobNeedsNoLimitsOfItsOwn);
   CPPUNIT_TEST(CappedAtTheJobAndCheckedAgainstIt);
+  CPPUNIT_TEST(MatchedByIndexOnTheNode);
   CPPUNIT_TEST(StepFromCgroup);
   CPPUNIT_TEST(MadeOnceRemovedWithTheJob);
   CPPUNIT_TEST_SUITE_END();
 
  public:
   void PartOfTheJob() {
-    auto step = StepLimitsFor(TwoDeviceJob(), "GPU-a", "20");
+    auto step = StepLimitsFor(TwoDeviceJob(), "", "GPU-a", "20");
     CPPUNIT_ASSERT_MESSAGE(step.message(), step.ok() && step->has_value());
     const JobLimits& s = **step;
     CPPUNIT_ASSERT_EQUAL(size_t{2}, s.devices.size());  // the job's devices, same indices
@@ -59,20 +60,41 @@ class StepLimitsTest : public CppUnit::TestFixture {
   }
 
   void WholeJobNeedsNoLimitsOfItsOwn() {
-    auto step = StepLimitsFor(TwoDeviceJob(), "GPU-a,GPU-b", "50,100");
+    auto step = StepLimitsFor(TwoDeviceJob(), "", "GPU-a,GPU-b", "50,100");
     CPPUNIT_ASSERT(step.ok() && !step->has_value());
-    step = StepLimitsFor(TwoDeviceJob(), "", "");  // a step without vgpu
+    step = StepLimitsFor(TwoDeviceJob(), "", "", "");  // a step without vgpu
     CPPUNIT_ASSERT(step.ok() && !step->has_value());
   }
 
   void CappedAtTheJobAndCheckedAgainstIt() {
     // An inherited environment cannot give a step more than its job.
-    auto step = StepLimitsFor(TwoDeviceJob(), "GPU-a", "90");
+    auto step = StepLimitsFor(TwoDeviceJob(), "", "GPU-a", "90");
     CPPUNIT_ASSERT(step.ok() && step->has_value());
     CPPUNIT_ASSERT_EQUAL(50u, (**step).devices[0].shares);
-    CPPUNIT_ASSERT(!StepLimitsFor(TwoDeviceJob(), "GPU-z", "10").ok());
-    CPPUNIT_ASSERT(!StepLimitsFor(TwoDeviceJob(), "GPU-a,GPU-b", "10").ok());
-    CPPUNIT_ASSERT(!StepLimitsFor(TwoDeviceJob(), "GPU-a", "ten").ok());
+    CPPUNIT_ASSERT(!StepLimitsFor(TwoDeviceJob(), "", "GPU-z", "10").ok());
+    CPPUNIT_ASSERT(!StepLimitsFor(TwoDeviceJob(), "", "GPU-a,GPU-b", "10").ok());
+    CPPUNIT_ASSERT(!StepLimitsFor(TwoDeviceJob(), "", "GPU-a", "ten").ok());
+  }
+
+  void MatchedByIndexOnTheNode() {
+    // Ascend and DCU limits name a device by its physical id or PCI bus id,
+    // not the UUID the step's environment gives: the node index decides.
+    auto job = JobLimits::Parse(
+        "vgpu-limits 1\njob 8\n"
+        "device 0 uuid=3 vendor=ascend memory=1000 shares=50 of=100 node=3\n"
+        "device 1 uuid=5 vendor=ascend memory=1000 shares=50 of=100 node=5\n",
+        "limits");
+    CPPUNIT_ASSERT_MESSAGE(job.message(), job.ok());
+    CPPUNIT_ASSERT_EQUAL(5, job->devices[1].node_index);
+    auto step = StepLimitsFor(*job, "5", "GPU-00000000-0000-0000-0001-000000000005", "10");
+    CPPUNIT_ASSERT_MESSAGE(step.message(), step.ok() && step->has_value());
+    CPPUNIT_ASSERT_EQUAL(0u, (**step).devices[0].shares);
+    CPPUNIT_ASSERT_EQUAL(10u, (**step).devices[1].shares);
+    CPPUNIT_ASSERT_EQUAL(uint64_t{200}, (**step).devices[1].memory_bytes);
+    CPPUNIT_ASSERT(!StepLimitsFor(*job, "4", "", "10").ok());  // not one of the job's
+    // node= round-trips.
+    auto again = JobLimits::Parse(job->Serialize(), "again");
+    CPPUNIT_ASSERT(again.ok() && again->devices[0].node_index == 3);
   }
 
   void StepFromCgroup() {
@@ -89,7 +111,7 @@ class StepLimitsTest : public CppUnit::TestFixture {
     vgpu::TempDir run;
     JobLimits job = TwoDeviceJob();
     CPPUNIT_ASSERT(vgpu::CreateJobRunDir(run.path(), job, getuid(), getgid()).ok());
-    auto step = StepLimitsFor(job, "GPU-a", "20");
+    auto step = StepLimitsFor(job, "", "GPU-a", "20");
     CPPUNIT_ASSERT(step.ok() && step->has_value());
     // Eight tasks of the step at once: one directory, whole, no leftovers.
     pid_t kids[8];

@@ -365,7 +365,9 @@ class JobSetupTest : public CppUnit::TestFixture {
     {
       auto text = vgpu::ReadTextFile(vgpu::JobLimitsPath(node.ctx.run_dir, 77));
       auto limits = vgpu::JobLimits::Parse(*text, "limits");
-      auto step = vgpu::StepLimitsFor(*limits, "GPU-b", "5");
+      // As slurmstepd gives a step: device 1's index on the node, not its id.
+      auto step = vgpu::StepLimitsFor(*limits, std::to_string(limits->devices[1].node_index), "", "5");
+      CPPUNIT_ASSERT(limits->devices[1].node_index >= 0);
       CPPUNIT_ASSERT_MESSAGE(step.message(), step.ok() && step->has_value());
       CPPUNIT_ASSERT(vgpu::CreateStepRunDir(node.ctx.run_dir, 4, **step, getuid(), getgid()).ok());
       auto region = vgpu::UsageRegion::Open(vgpu::JobRunDir(node.ctx.run_dir, 77) + "/step_4/usage.1");
