@@ -77,11 +77,10 @@ int TaskInitPrivileged(spank_t sp, int argc, char** argv) {
     const std::string step_uuids = uuids ? uuids : "";
     const char* shares = task_env("VGPU_SHARES");
     const std::string step_shares = shares ? shares : "";
-    bool made = false;
     vgpu::Status st = spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS &&
                               spank_get_item(sp, S_JOB_GID, &gid) == ESPANK_SUCCESS
                           ? vgpu::PrepareStepLimits(job_id, step_id, VGPU_RUN_DIR, step_devices, step_uuids,
-                                                    step_shares, uid, gid, &made)
+                                                    step_shares, uid, gid)
                           : vgpu::Status::Error("cannot read the job's user and group");
     if (!st.ok()) {
       // Without them the step is held to the job's limits, never more.

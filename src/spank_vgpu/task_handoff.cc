@@ -36,8 +36,7 @@ Result<TaskHandoff> PrepareTaskHandoff(uint32_t job_id, const std::string& run_d
 
 Status PrepareStepLimits(uint32_t job_id, uint32_t step_id, const std::string& run_dir,
                          const std::string& step_devices, const std::string& step_uuids,
-                         const std::string& step_shares, uid_t user, gid_t group, bool* made) {
-  *made = false;
+                         const std::string& step_shares, uid_t user, gid_t group) {
   const std::string limits_path = JobLimitsPath(run_dir, job_id);
   auto text = ReadTextFile(limits_path);
   if (!text.ok()) return text.status();
@@ -46,9 +45,7 @@ Status PrepareStepLimits(uint32_t job_id, uint32_t step_id, const std::string& r
   auto step = StepLimitsFor(*job, step_devices, step_uuids, step_shares);
   if (!step.ok()) return Status::Error("step " + std::to_string(step_id) + ": " + step.message());
   if (!step->has_value()) return Status::Ok();
-  Status st = CreateStepRunDir(run_dir, step_id, **step, user, group);
-  *made = st.ok();
-  return st;
+  return CreateStepRunDir(run_dir, step_id, **step, user, group);
 }
 
 }  // namespace vgpu

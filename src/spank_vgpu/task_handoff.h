@@ -42,11 +42,10 @@ Result<TaskHandoff> PrepareTaskHandoff(uint32_t job_id, const std::string& run_d
 // interactive step) that holds part of the job's shares on this node, makes
 // its directory of limits and usage regions (jobs/step_limits.h) from the
 // job's limits and the step's VGPU_DEVICES, VGPU_UUIDS and VGPU_SHARES, which slurmstepd
-// set from the step's allocation. `made` says whether the step has limits
-// of its own. Idempotent across the step's tasks.
+// set from the step's allocation. Idempotent across the step's tasks.
 Status PrepareStepLimits(uint32_t job_id, uint32_t step_id, const std::string& run_dir,
                          const std::string& step_devices, const std::string& step_uuids,
-                         const std::string& step_shares, uid_t user, gid_t group, bool* made);
+                         const std::string& step_shares, uid_t user, gid_t group);
 
 }  // namespace vgpu
 
