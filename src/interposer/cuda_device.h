@@ -1,5 +1,5 @@
 // Which of the job's devices a CUDA call is about, and admitting memory on
-// it (cuda_hooks.cc).
+// it (cuda_hooks.cc), and graphs.
 #ifndef VGPU_INTERPOSER_CUDA_DEVICE_H_
 #define VGPU_INTERPOSER_CUDA_DEVICE_H_
 
@@ -22,6 +22,13 @@ DeviceAccount* AccountOf(Enforcer& e, CUdevice dev);
 // reserved) or what to answer: CUDA_ERROR_OUT_OF_MEMORY, or the context
 // error.
 CUresult AdmitOnDevice(const CUdevice* dev, uint64_t bytes, Gate* g);
+
+class GraphCharges;
+// The process's CUDA graph memory charges (cuda_graph_hooks.cc).
+GraphCharges& CudaGraphCharges();
+// The id of the stream capture `stream` is in (the per-thread default
+// stream's for a null stream when `per_thread`), or 0.
+uint64_t CudaCaptureOf(CUstream stream, bool per_thread);
 
 }  // namespace interposer
 }  // namespace vgpu

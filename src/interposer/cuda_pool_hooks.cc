@@ -7,6 +7,7 @@
 #include "cuda_device.h"
 #include "enforcer.h"
 #include "export.h"
+#include "graph_charges.h"
 #include "hooks.h"
 #include "pool_charges.h"
 #include "real_symbols.h"
@@ -79,12 +80,29 @@ CUresult CurrentPool(CUdevice* dev, CUmemoryPool* pool) {
   return rc == CUDA_SUCCESS ? real(pool, *dev) : rc;
 }
 
+// If `stream` is in capture, the allocation becomes a node of the capture's
+// graph, charged when the graph runs (graph_charges.h): true, *rc the
+// runtime's answer.
+template <typename Allocate>
+bool Captured(CUstream stream, bool per_thread, CUdevice dev, size_t bytes, Allocate allocate, CUresult* rc) {
+  const uint64_t capture = CudaCaptureOf(stream, per_thread);
+  if (!capture) return false;
+  *rc = allocate();
+  if (*rc == CUDA_SUCCESS) CudaGraphCharges().Captured(capture, dev, bytes);
+  return true;
+}
+
 CUresult AllocAsync(CUdeviceptr* dptr, size_t bytes, CUresult (*real)(CUdeviceptr*, size_t, CUstream),
-                    CUstream stream) {
+                    CUstream stream, bool per_thread) {
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   CUdevice dev = 0;
   CUmemoryPool pool = nullptr;
-  if (!Enforcer::Get().active() || CurrentPool(&dev, &pool) != CUDA_SUCCESS) {
+  CUresult rc = CUDA_SUCCESS;
+  const bool active = Enforcer::Get().active();
+  if (active && CurrentDevice(&dev) == CUDA_SUCCESS &&
+      Captured(stream, per_thread, dev, bytes, [&] { return real(dptr, bytes, stream); }, &rc))
+    return rc;
+  if (!active || CurrentPool(&dev, &pool) != CUDA_SUCCESS) {
     Gate g;
     if (CUresult refused = AdmitOnDevice(nullptr, bytes, &g)) return refused;
     CUresult rc = real(dptr, bytes, stream);
@@ -95,13 +113,17 @@ CUresult AllocAsync(CUdeviceptr* dptr, size_t bytes, CUresult (*real)(CUdevicept
 }
 
 CUresult AllocFromPool(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool,
-                       CUresult (*real)(CUdeviceptr*, size_t, CUmemoryPool, CUstream), CUstream stream) {
+                       CUresult (*real)(CUdeviceptr*, size_t, CUmemoryPool, CUstream), CUstream stream,
+                       bool per_thread) {
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   // Programs allocate from a pool of the current device (a pool does not
   // say which device it is on without a call per allocation).
   CUdevice dev = 0;
   CUresult rc = CurrentDevice(&dev);
   if (rc != CUDA_SUCCESS && Enforcer::Get().active()) return rc;
+  if (Enforcer::Get().active() &&
+      Captured(stream, per_thread, dev, bytes, [&] { return real(dptr, bytes, pool, stream); }, &rc))
+    return rc;
   return PoolAllocate(pool, dev, bytes, dptr, stream, [&] { return real(dptr, bytes, pool, stream); });
 }
 
@@ -130,21 +152,21 @@ CUresult ThenSettle(CUmemoryPool pool, Call call) {
 
 using namespace vgpu::interposer;
 
-#define VGPU_ALLOC_ASYNC(name)                                                \
+#define VGPU_ALLOC_ASYNC(name, per_thread)                                    \
   VGPU_HOOK CUresult name(CUdeviceptr* dptr, size_t bytes, CUstream stream) { \
     VGPU_REAL(kCuda, name);                                                   \
-    return AllocAsync(dptr, bytes, real, stream);                             \
+    return AllocAsync(dptr, bytes, real, stream, per_thread);                 \
   }
-VGPU_ALLOC_ASYNC(cuMemAllocAsync)
-VGPU_ALLOC_ASYNC(cuMemAllocAsync_ptsz)
+VGPU_ALLOC_ASYNC(cuMemAllocAsync, false)
+VGPU_ALLOC_ASYNC(cuMemAllocAsync_ptsz, true)
 
-#define VGPU_ALLOC_FROM_POOL(name)                                                                 \
+#define VGPU_ALLOC_FROM_POOL(name, per_thread)                                                     \
   VGPU_HOOK CUresult name(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream stream) { \
     VGPU_REAL(kCuda, name);                                                                      \
-    return AllocFromPool(dptr, bytes, pool, real, stream);                                       \
+    return AllocFromPool(dptr, bytes, pool, real, stream, per_thread);                           \
   }
-VGPU_ALLOC_FROM_POOL(cuMemAllocFromPoolAsync)
-VGPU_ALLOC_FROM_POOL(cuMemAllocFromPoolAsync_ptsz)
+VGPU_ALLOC_FROM_POOL(cuMemAllocFromPoolAsync, false)
+VGPU_ALLOC_FROM_POOL(cuMemAllocFromPoolAsync_ptsz, true)
 
 #define VGPU_FREE_ASYNC(name)                                  \
   VGPU_HOOK CUresult name(CUdeviceptr dptr, CUstream stream) { \

@@ -18,11 +18,12 @@ void* HookByName(const char* name) {
     const size_t& count;
   };
   static const Table tables[] = {{kCudaHooks, kCudaHookCount}, {kCudaVmmHooks, kCudaVmmHookCount},
-                                 {kCudaPoolHooks, kCudaPoolHookCount}, {kCudaLegacyHooks, kCudaLegacyHookCount},
+                                 {kCudaPoolHooks, kCudaPoolHookCount}, {kCudaGraphHooks, kCudaGraphHookCount},
+                                 {kCudaLegacyHooks, kCudaLegacyHookCount},
                                  {kCudaLimitHooks, kCudaLimitHookCount},
                                  {kCudaLaunchHooks, kCudaLaunchHookCount}, {kNvmlHooks, kNvmlHookCount},
                                  {kHipHooks, kHipHookCount}, {kHipMemoryHooks, kHipMemoryHookCount},
-                                 {kHipPoolHooks, kHipPoolHookCount},
+                                 {kHipPoolHooks, kHipPoolHookCount}, {kHipGraphHooks, kHipGraphHookCount},
                                  {kAclHooks, kAclHookCount}};
   for (const Table& t : tables)
     for (size_t i = 0; i < t.count; ++i)

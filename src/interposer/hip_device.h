@@ -1,5 +1,5 @@
 // Which of the job's devices a HIP call is about, and admitting memory on
-// it (hip_hooks.cc), for the HIP hook files.
+// it (hip_hooks.cc), and graphs, for the HIP hook files.
 #ifndef VGPU_INTERPOSER_HIP_DEVICE_H_
 #define VGPU_INTERPOSER_HIP_DEVICE_H_
 
@@ -21,6 +21,12 @@ DeviceAccount* HipAccountOf(int dev);
 // hipErrorOutOfMemory.
 hipError_t HipAdmitOn(int dev, uint64_t bytes, Gate* g);
 inline hipError_t HipAdmitHere(uint64_t bytes, Gate* g) { return HipAdmitOn(HipCurrentDevice(), bytes, g); }
+
+class GraphCharges;
+// The process's HIP graph memory charges (hip_graph_hooks.cc).
+GraphCharges& HipGraphCharges();
+// The id of the stream capture `stream` is in, or 0.
+uint64_t HipCaptureOf(hipStream_t stream, bool per_thread);
 
 }  // namespace interposer
 }  // namespace vgpu

@@ -9,6 +9,7 @@
 #include "accounting.h"
 #include "enforcer.h"
 #include "export.h"
+#include "graph_charges.h"
 #include "hip_api.h"
 #include "hip_device.h"
 #include "hooks.h"
@@ -222,8 +223,20 @@ VGPU_HIP_LAUNCH(hipLaunchKernelExC, (const hipLaunchConfig_t* config, const void
                 (config, function, args), config ? config->stream : nullptr)
 VGPU_HIP_LAUNCH(hipDrvLaunchKernelEx, (const HIP_LAUNCH_CONFIG* config, hipFunction_t f, void** params, void** extra),
                 (config, f, params, extra), config ? config->hStream : nullptr)
-VGPU_HIP_LAUNCH(hipGraphLaunch, (hipGraphExec_t graph, hipStream_t stream), (graph, stream), stream)
-VGPU_HIP_LAUNCH(hipGraphLaunch_spt, (hipGraphExec_t graph, hipStream_t stream), (graph, stream), stream)
+// A graph that allocates memory when it runs is admitted against its
+// devices' graph pools first (graph_charges.h).
+#define VGPU_HIP_GRAPH_LAUNCH(name)                                                                \
+  VGPU_HOOK hipError_t name(hipGraphExec_t graph, hipStream_t stream) {                            \
+    VGPU_REAL(kHip, name);                                                                         \
+    if (!real) return hipErrorNotInitialized;                                                      \
+    const uint64_t ticket = PaceBefore(stream);                                                    \
+    hipError_t rc = hipErrorOutOfMemory;                                                           \
+    HipGraphCharges().Launch(graph, [&] { return (rc = real(graph, stream)) == hipSuccess; });     \
+    PaceAfter(ticket, rc, stream);                                                                 \
+    return rc;                                                                                     \
+  }
+VGPU_HIP_GRAPH_LAUNCH(hipGraphLaunch)
+VGPU_HIP_GRAPH_LAUNCH(hipGraphLaunch_spt)
 
 // Multi-device launches: every entry is paced on its own stream's device.
 #define VGPU_HIP_MULTI_LAUNCH(name, Entry, Count, stream_field)                     \

@@ -5,6 +5,7 @@
 #include "accounting.h"
 #include "enforcer.h"
 #include "export.h"
+#include "graph_charges.h"
 #include "hip_api.h"
 #include "hip_device.h"
 #include "hooks.h"
@@ -74,6 +75,19 @@ hipError_t PoolAllocate(hipMemPool_t pool, int dev, size_t bytes, void** ptr, hi
   return outcome == PoolCharges::Outcome::kRefused ? hipErrorOutOfMemory : rc;
 }
 
+// If `stream` is in capture, the allocation becomes a node of the capture's
+// graph, charged when the graph runs (graph_charges.h): true, *rc the
+// runtime's answer.
+template <typename Allocate>
+bool Captured(hipStream_t stream, int dev, size_t bytes, Allocate allocate, hipError_t* rc) {
+  if (!Enforcer::Get().active()) return false;
+  const uint64_t capture = HipCaptureOf(stream, false);
+  if (!capture) return false;
+  *rc = allocate();
+  if (*rc == hipSuccess) HipGraphCharges().Captured(capture, dev, bytes);
+  return true;
+}
+
 }  // namespace
 }  // namespace interposer
 }  // namespace vgpu
@@ -86,6 +100,8 @@ VGPU_HOOK hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t stream)
   if (!real) return hipErrorNotInitialized;
   static const auto current_pool = RealAs<decltype(&hipDeviceGetMemPool)>(kHip, "hipDeviceGetMemPool");
   const int dev = HipCurrentDevice();
+  hipError_t captured = hipSuccess;
+  if (Captured(stream, dev, size, [&] { return real(ptr, size, stream); }, &captured)) return captured;
   hipMemPool_t pool = nullptr;
   const bool pooled =
       Enforcer::Get().active() && current_pool && current_pool(&pool, dev) == hipSuccess && pool != nullptr;
@@ -103,7 +119,10 @@ VGPU_HOOK hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t stream)
 VGPU_HOOK hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPool_t pool, hipStream_t stream) {
   VGPU_REAL(kHip, hipMallocFromPoolAsync);
   if (!real) return hipErrorNotInitialized;
-  return PoolAllocate(pool, HipCurrentDevice(), size, ptr, stream, [&] { return real(ptr, size, pool, stream); });
+  const int dev = HipCurrentDevice();
+  hipError_t captured = hipSuccess;
+  if (Captured(stream, dev, size, [&] { return real(ptr, size, pool, stream); }, &captured)) return captured;
+  return PoolAllocate(pool, dev, size, ptr, stream, [&] { return real(ptr, size, pool, stream); });
 }
 
 VGPU_HOOK hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {

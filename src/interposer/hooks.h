@@ -17,8 +17,9 @@ struct Hook {
 };
 
 // Each vendor's hooks (cuda_hooks.cc, cuda_vmm_hooks.cc,
-// cuda_pool_hooks.cc, cuda_legacy_hooks.cc, cuda_limit_hooks.cc, launch_hooks.cc, nvml_hooks.cc,
-// hip_hooks.cc, hip_memory_hooks.cc, hip_pool_hooks.cc, acl_hooks.cc).
+// cuda_pool_hooks.cc, cuda_graph_hooks.cc, cuda_legacy_hooks.cc, cuda_limit_hooks.cc, launch_hooks.cc, nvml_hooks.cc,
+// hip_hooks.cc, hip_memory_hooks.cc, hip_pool_hooks.cc, hip_graph_hooks.cc,
+// acl_hooks.cc).
 extern const Hook kCudaHooks[];
 extern const size_t kCudaHookCount;
 extern const Hook kCudaLimitHooks[];
@@ -27,6 +28,8 @@ extern const Hook kCudaLegacyHooks[];
 extern const size_t kCudaLegacyHookCount;
 extern const Hook kCudaPoolHooks[];
 extern const size_t kCudaPoolHookCount;
+extern const Hook kCudaGraphHooks[];
+extern const size_t kCudaGraphHookCount;
 extern const Hook kCudaVmmHooks[];
 extern const size_t kCudaVmmHookCount;
 extern const Hook kCudaLaunchHooks[];
@@ -39,6 +42,8 @@ extern const Hook kHipMemoryHooks[];
 extern const size_t kHipMemoryHookCount;
 extern const Hook kHipPoolHooks[];
 extern const size_t kHipPoolHookCount;
+extern const Hook kHipGraphHooks[];
+extern const size_t kHipGraphHookCount;
 extern const Hook kAclHooks[];
 extern const size_t kAclHookCount;
 

@@ -6,6 +6,7 @@
 #include "cuda_device.h"
 #include "enforcer.h"
 #include "export.h"
+#include "graph_charges.h"
 #include "hooks.h"
 #include "launch_pacer.h"
 #include "real_symbols.h"
@@ -106,8 +107,20 @@ VGPU_LAUNCH(cuLaunchCooperativeKernel_ptsz, true, VGPU_COOP_PARAMS, VGPU_COOP_AR
 VGPU_LAUNCH(cuLaunchKernelEx, false, VGPU_EX_PARAMS, VGPU_EX_ARGS, config ? config->hStream : nullptr)
 VGPU_LAUNCH(cuLaunchKernelEx_ptsz, true, VGPU_EX_PARAMS, VGPU_EX_ARGS, config ? config->hStream : nullptr)
 
-VGPU_LAUNCH(cuGraphLaunch, false, (CUgraphExec graph, CUstream stream), (graph, stream), stream)
-VGPU_LAUNCH(cuGraphLaunch_ptsz, true, (CUgraphExec graph, CUstream stream), (graph, stream), stream)
+// A graph that allocates memory when it runs is admitted against its
+// devices' graph pools first (graph_charges.h).
+#define VGPU_GRAPH_LAUNCH(name, per_thread)                                                  \
+  VGPU_HOOK CUresult name(CUgraphExec graph, CUstream stream) {                              \
+    VGPU_REAL(kCuda, name);                                                                  \
+    if (!real) return CUDA_ERROR_NOT_INITIALIZED;                                            \
+    const uint64_t ticket = PaceBefore(stream, per_thread);                                  \
+    CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;                                                  \
+    CudaGraphCharges().Launch(graph, [&] { return (rc = real(graph, stream)) == CUDA_SUCCESS; }); \
+    PaceAfter(ticket, rc, stream, per_thread);                                               \
+    return rc;                                                                               \
+  }
+VGPU_GRAPH_LAUNCH(cuGraphLaunch, false)
+VGPU_GRAPH_LAUNCH(cuGraphLaunch_ptsz, true)
 
 // Before cuLaunchKernel (CUDA 4.0): the grid on the legacy default stream,
 // or on a stream.

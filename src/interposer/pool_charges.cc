@@ -53,6 +53,13 @@ bool PoolCharges::Settle(void* pool, bool give_back_only) {
   return true;
 }
 
+PoolCharges::Outcome PoolCharges::Admit(void* pool, DeviceAccount* account, uint64_t bytes) {
+  uint64_t used = 0, reserved = 0;
+  if (!ops_.in_use(pool, &used) || !ops_.reserved(pool, &reserved)) return Outcome::kUnmeasured;
+  const uint64_t growth = used + bytes > reserved ? used + bytes - reserved : 0;
+  return Grow(pool, account, growth) ? Outcome::kAllocated : Outcome::kRefused;
+}
+
 bool PoolCharges::Grow(void* pool, DeviceAccount* account, uint64_t bytes) {
   Pool& p = pools_.try_emplace(pool, Pool{account, 0}).first->second;
   Enforcer& e = Enforcer::Get();

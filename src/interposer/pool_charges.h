@@ -72,6 +72,14 @@ class PoolCharges {
   template <typename AllocateFn, typename UndoFn>
   Outcome Allocate(void* pool, DeviceAccount* account, uint64_t bytes, AllocateFn allocate, UndoFn undo);
 
+  // Admits work that may take `bytes` more from `pool` (a Hold held): the
+  // growth it may cause (in use + bytes - reserved) is charged now; the
+  // caller settles the pool once the work is done. kAllocated: admitted.
+  Outcome Admit(void* pool, DeviceAccount* account, uint64_t bytes);
+
+  // Gives back everything `pool` does not use (the runtime's trim).
+  void Trim(void* pool) { ops_.trim(pool); }
+
   // `key` was freed (a Hold held): settles its pool; false if it is not
   // one of the pools' allocations.
   bool Freed(uint64_t key);
@@ -102,10 +110,8 @@ class PoolCharges {
 template <typename AllocateFn, typename UndoFn>
 PoolCharges::Outcome PoolCharges::Allocate(void* pool, DeviceAccount* account, uint64_t bytes, AllocateFn allocate,
                                            UndoFn undo) {
-  uint64_t used = 0, reserved = 0;
-  if (!ops_.in_use(pool, &used) || !ops_.reserved(pool, &reserved)) return Outcome::kUnmeasured;
-  const uint64_t growth = used + bytes > reserved ? used + bytes - reserved : 0;
-  if (!Grow(pool, account, growth)) return Outcome::kRefused;
+  const Outcome admitted = Admit(pool, account, bytes);
+  if (admitted != Outcome::kAllocated) return admitted;
   uint64_t key = 0;
   if (!allocate(&key)) {
     Settle(pool);

@@ -50,6 +50,22 @@
  *                           ptsz, ex, coop, graph), synchronising after
  *                           each                                    -> "work N BUSY_MS WALL_MS"
  *   hold                    prints "hold", sleeps until killed
+ * Graphs that allocate memory (the address of each allocation node is held
+ * at once, for `free` after a launch: cuMemFreeAsync):
+ *   gnode BYTES             cuGraphAddMemAllocNode on the device, to the
+ *                           current graph (made if there is none) -> "gnode RC"
+ *   gaddnode BYTES          the same through cuGraphAddNode         -> "gaddnode RC"
+ *   gchild                  a new graph with the current one moved in as
+ *                           a child graph (cuGraphAddNode), now current -> "gchild RC"
+ *   capture | endcapture    cuStreamBeginCapture / cuStreamEndCapture of
+ *                           a stream that async and pool then use; the
+ *                           captured graph becomes current        -> "<cmd> RC"
+ *   ginst flags|old|v2|params  instantiates the current graph with
+ *                           cuGraphInstantiateWithFlags, cuGraphInstantiate,
+ *                           _v2 or WithParams                       -> "ginst RC"
+ *   glaunch                 cuGraphLaunch of the newest instance    -> "glaunch RC"
+ *   gdestroy                cuGraphExecDestroy of the newest instance -> "gdestroy RC"
+ *   gtrim                   cuDeviceGraphMemTrim                    -> "gtrim RC"
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -145,6 +161,64 @@ static int vmm_retain(uint64_t* h, uintptr_t va) {
 }
 static const vmm_api vmm = {vmm_reserve, vmm_create, vmm_map, vmm_unmap, vmm_release, vmm_retain};
 
+/* The graph commands' state: the current graph, the newest instance, and
+ * the stream allocations go to (a stream in capture, or the legacy one). */
+static CUgraph graph;
+static CUgraphExec graph_exec;
+static CUstream stream;
+
+static int graph_command(const char* c, const char* a1, int* i) {
+  CUresult rc;
+  if (!strcmp(c, "gnode") || !strcmp(c, "gaddnode")) {
+    CUgraphNodeParams params;
+    CUgraphNode node;
+    memset(&params, 0, sizeof(params));
+    params.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+    params.alloc.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    params.alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    params.alloc.poolProps.location.id = device;
+    params.alloc.bytesize = num(a1);
+    rc = graph ? CUDA_SUCCESS : cuGraphCreate(&graph, 0);
+    if (rc == CUDA_SUCCESS)
+      rc = !strcmp(c, "gnode") ? cuGraphAddMemAllocNode(&node, graph, NULL, 0, &params.alloc)
+                               : cuGraphAddNode(&node, graph, NULL, 0, &params);
+    allocated(c, rc, HELD_ASYNC, params.alloc.dptr), ++*i;
+  } else if (!strcmp(c, "gchild")) {
+    CUgraph parent = NULL;
+    CUgraphNodeParams params;
+    CUgraphNode node;
+    memset(&params, 0, sizeof(params));
+    params.type = CU_GRAPH_NODE_TYPE_GRAPH;
+    params.graph.graph = graph;
+    params.graph.ownership = 1; /* moved into the parent */
+    rc = cuGraphCreate(&parent, 0);
+    if (rc == CUDA_SUCCESS) rc = cuGraphAddNode(&node, parent, NULL, 0, &params);
+    if (rc == CUDA_SUCCESS) graph = parent;
+    printf("gchild %d\n", rc);
+  } else if (!strcmp(c, "capture")) {
+    stream = (CUstream)(uintptr_t)0x5;
+    printf("capture %d\n", cuStreamBeginCapture_v2(stream, 0));
+  } else if (!strcmp(c, "endcapture")) {
+    printf("endcapture %d\n", cuStreamEndCapture(stream, &graph));
+    stream = NULL;
+  } else if (!strcmp(c, "ginst")) {
+    if (!strcmp(a1, "old")) rc = cuGraphInstantiate(&graph_exec, graph, NULL, NULL, 0);
+    else if (!strcmp(a1, "v2")) rc = cuGraphInstantiate_v2(&graph_exec, graph, NULL, NULL, 0);
+    else if (!strcmp(a1, "params")) rc = cuGraphInstantiateWithParams(&graph_exec, graph, NULL);
+    else rc = cuGraphInstantiateWithFlags(&graph_exec, graph, 0);
+    printf("ginst %d\n", rc), ++*i;
+  } else if (!strcmp(c, "glaunch")) {
+    printf("glaunch %d\n", cuGraphLaunch(graph_exec, NULL));
+  } else if (!strcmp(c, "gdestroy")) {
+    printf("gdestroy %d\n", cuGraphExecDestroy(graph_exec));
+  } else if (!strcmp(c, "gtrim")) {
+    printf("gtrim %d\n", cuDeviceGraphMemTrim(device));
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
 static const char* where(void* fn) {
   Dl_info info;
   if (!fn) return "none";
@@ -184,14 +258,14 @@ int main(int argc, char** argv) {
       rc = cuMemCreate(&h, num(a1), &prop, 0);
       allocated(c, rc, HELD_HANDLE, h), ++i;
     } else if (!strcmp(c, "async") || !strcmp(c, "async_ptsz")) {
-      rc = !strcmp(c, "async") ? cuMemAllocAsync(&p, num(a1), NULL) : cuMemAllocAsync_ptsz(&p, num(a1), NULL);
+      rc = !strcmp(c, "async") ? cuMemAllocAsync(&p, num(a1), stream) : cuMemAllocAsync_ptsz(&p, num(a1), stream);
       allocated(c, rc, HELD_ASYNC, p), ++i;
     } else if (!strcmp(c, "pool") || !strcmp(c, "pool_ptsz")) {
       CUmemoryPool pool = NULL;
       rc = cuDeviceGetDefaultMemPool(&pool, device);
       if (rc == CUDA_SUCCESS)
-        rc = !strcmp(c, "pool") ? cuMemAllocFromPoolAsync(&p, num(a1), pool, NULL)
-                                : cuMemAllocFromPoolAsync_ptsz(&p, num(a1), pool, NULL);
+        rc = !strcmp(c, "pool") ? cuMemAllocFromPoolAsync(&p, num(a1), pool, stream)
+                                : cuMemAllocFromPoolAsync_ptsz(&p, num(a1), pool, stream);
       allocated(c, rc, HELD_ASYNC, p), ++i;
     } else if (!strcmp(c, "pitch")) {
       size_t pitch = 0;
@@ -230,6 +304,7 @@ int main(int argc, char** argv) {
       else rc = cuMemFreeAsync(h.key, NULL);
       printf("free %d\n", rc);
     } else if (vmm_command(&vmm, argc, argv, &i)) {
+    } else if (graph_command(c, a1, &i)) {
     } else if (!strcmp(c, "threshold") || !strcmp(c, "trim")) {
       CUmemoryPool pool = NULL;
       cuuint64_t v = num(a1);

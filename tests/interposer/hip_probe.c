@@ -41,6 +41,14 @@
  *                           others of work_launch), synchronising after
  *                           each                                    -> "work N BUSY_MS WALL_MS"
  *   hold                    prints "hold", sleeps until killed
+ *   gnode BYTES | gaddnode BYTES | capture | endcapture | ginst flags|old|params
+ *   | glaunch | gdestroy | gtrim
+ *                           graphs that allocate memory, as cuda_probe's
+ *                           (hipGraphAddMemAllocNode, hipGraphAddNode,
+ *                           hipStreamBeginCapture/EndCapture of a stream
+ *                           async and pool then use, hipGraphInstantiate*,
+ *                           hipGraphLaunch, hipGraphExecDestroy,
+ *                           hipDeviceGraphMemTrim)                  -> "<cmd> RC"
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -85,6 +93,50 @@ static int vmm_release(uint64_t h) { return hipMemRelease((hipMemGenericAllocati
 static const vmm_api vmm = {vmm_reserve, vmm_create, vmm_map, vmm_unmap, vmm_release, NULL};
 
 static const char* where(void* fn);
+
+/* The graph commands' state, as cuda_probe's. */
+static hipGraph_t graph;
+static hipGraphExec_t graph_exec;
+static hipStream_t stream;
+
+static int graph_command(const char* c, const char* a1, int* i) {
+  hipError_t rc;
+  if (!strcmp(c, "gnode") || !strcmp(c, "gaddnode")) {
+    hipGraphNodeParams params;
+    hipGraphNode_t node;
+    memset(&params, 0, sizeof(params));
+    params.type = hipGraphNodeTypeMemAlloc;
+    params.alloc.poolProps.allocType = hipMemAllocationTypePinned;
+    params.alloc.poolProps.location.type = hipMemLocationTypeDevice;
+    params.alloc.poolProps.location.id = device;
+    params.alloc.bytesize = num(a1);
+    rc = graph ? hipSuccess : hipGraphCreate(&graph, 0);
+    if (rc == hipSuccess)
+      rc = !strcmp(c, "gnode") ? hipGraphAddMemAllocNode(&node, graph, NULL, 0, &params.alloc)
+                               : hipGraphAddNode(&node, graph, NULL, 0, &params);
+    allocated(c, rc, HELD_ASYNC, (uintptr_t)params.alloc.dptr), ++*i;
+  } else if (!strcmp(c, "capture")) {
+    stream = (hipStream_t)(uintptr_t)0x5;
+    printf("capture %d\n", hipStreamBeginCapture(stream, 0));
+  } else if (!strcmp(c, "endcapture")) {
+    printf("endcapture %d\n", hipStreamEndCapture(stream, &graph));
+    stream = NULL;
+  } else if (!strcmp(c, "ginst")) {
+    if (!strcmp(a1, "old")) rc = hipGraphInstantiate(&graph_exec, graph, NULL, NULL, 0);
+    else if (!strcmp(a1, "params")) rc = hipGraphInstantiateWithParams(&graph_exec, graph, NULL);
+    else rc = hipGraphInstantiateWithFlags(&graph_exec, graph, 0);
+    printf("ginst %d\n", rc), ++*i;
+  } else if (!strcmp(c, "glaunch")) {
+    printf("glaunch %d\n", hipGraphLaunch(graph_exec, NULL));
+  } else if (!strcmp(c, "gdestroy")) {
+    printf("gdestroy %d\n", hipGraphExecDestroy(graph_exec));
+  } else if (!strcmp(c, "gtrim")) {
+    printf("gtrim %d\n", hipDeviceGraphMemTrim(device));
+  } else {
+    return 0;
+  }
+  return 1;
+}
 /* After an allocation found through `fn`: "<cmd> RC LIBRARY". */
 static void allocated_where(const char* c, int rc, uintptr_t p, void* fn) {
   if (rc == hipSuccess) keep(HELD_PTR, p);
@@ -178,12 +230,12 @@ int main(int argc, char** argv) {
       rc = hipMallocManaged(&p, num(a1), 1);
       allocated(c, rc, HELD_PTR, (uintptr_t)p), ++i;
     } else if (!strcmp(c, "async")) {
-      rc = hipMallocAsync(&p, num(a1), NULL);
+      rc = hipMallocAsync(&p, num(a1), stream);
       allocated(c, rc, HELD_ASYNC, (uintptr_t)p), ++i;
     } else if (!strcmp(c, "pool")) {
       hipMemPool_t pool = NULL;
       rc = hipDeviceGetDefaultMemPool(&pool, device);
-      if (rc == hipSuccess) rc = hipMallocFromPoolAsync(&p, num(a1), pool, NULL);
+      if (rc == hipSuccess) rc = hipMallocFromPoolAsync(&p, num(a1), pool, stream);
       allocated(c, rc, HELD_ASYNC, (uintptr_t)p), ++i;
     } else if (!strcmp(c, "pitch")) {
       size_t pitch = 0;
@@ -236,6 +288,7 @@ int main(int argc, char** argv) {
       if (rc == hipSuccess) rc = alloc(&p, num(a1));
       allocated(c, rc, HELD_PTR, (uintptr_t)p), ++i;
     } else if (vmm_command(&vmm, argc, argv, &i)) {
+    } else if (graph_command(c, a1, &i)) {
     } else if (!strcmp(c, "free")) {
       held_t h;
       if (!take(&h)) continue;

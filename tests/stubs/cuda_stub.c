@@ -69,6 +69,7 @@
 #include "stub_accel.h"
 #include "stub_vmm.h"
 #include "stub_pool.h"
+#include "stub_graph.h"
 
 /* Arguments the simulation does not model (streams, grid sizes, flags) are
  * ignored. */
@@ -354,8 +355,13 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned 
                                         CUstream s, void** p) {
   return launch_tagged(f, TAG_FUNC);
 }
-CUresult cuGraphLaunch(CUgraphExec graph, CUstream s) { return launch_tagged(graph, TAG_GRAPH); }
-CUresult cuGraphLaunch_ptsz(CUgraphExec graph, CUstream s) { return launch_tagged(graph, TAG_GRAPH); }
+/* An executable graph with memory (stub_graph.h), else a timed one. */
+CUresult cuGraphLaunch(CUgraphExec graph, CUstream s) {
+  int rc;
+  TRY(api_ready());
+  return graph_exec_launch((uint64_t)(uintptr_t)graph, &rc) ? rc : launch_tagged(graph, TAG_GRAPH);
+}
+CUresult cuGraphLaunch_ptsz(CUgraphExec graph, CUstream s) { return cuGraphLaunch(graph, s); }
 
 
 
@@ -435,6 +441,15 @@ static const proc_t g_procs[] = {
     P("cuCtxSetLimit", 0, cuCtxSetLimit), P("cuCtxGetLimit", 0, cuCtxGetLimit),
     P("cuDeviceGetAttribute", 0, cuDeviceGetAttribute),
     P("cuMipmappedArrayCreate", 0, cuMipmappedArrayCreate), P("cuMipmappedArrayDestroy", 0, cuMipmappedArrayDestroy),
+    P("cuGraphCreate", 0, cuGraphCreate), P("cuGraphDestroy", 0, cuGraphDestroy),
+    P("cuGraphAddMemAllocNode", 0, cuGraphAddMemAllocNode), P("cuGraphAddNode", 12030, cuGraphAddNode_v2),
+    P("cuGraphAddNode", 0, cuGraphAddNode),
+    P("cuGraphInstantiate", 12000, cuGraphInstantiateWithFlags), P("cuGraphInstantiate", 0, cuGraphInstantiate_v2),
+    P("cuGraphInstantiateWithFlags", 0, cuGraphInstantiateWithFlags),
+    PT("cuGraphInstantiateWithParams", cuGraphInstantiateWithParams), P("cuGraphExecDestroy", 0, cuGraphExecDestroy),
+    P("cuStreamBeginCapture", 0, cuStreamBeginCapture_v2), P("cuStreamBeginCaptureToGraph", 0, cuStreamBeginCaptureToGraph),
+    PT("cuStreamEndCapture", cuStreamEndCapture), PT("cuStreamGetCaptureInfo", cuStreamGetCaptureInfo),
+    P("cuDeviceGetGraphMemAttribute", 0, cuDeviceGetGraphMemAttribute), P("cuDeviceGraphMemTrim", 0, cuDeviceGraphMemTrim),
     P("cuEventCreate", 0, cuEventCreate), P("cuEventDestroy", 4000, cuEventDestroy_v2),
     PT("cuEventRecord", cuEventRecord), P("cuEventQuery", 0, cuEventQuery),
     P("cuEventSynchronize", 0, cuEventSynchronize), P("cuEventElapsedTime", 0, cuEventElapsedTime),

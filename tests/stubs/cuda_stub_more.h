@@ -1,5 +1,6 @@
 /* Part of cuda_stub.c's translation unit (included once, after the entry
- * points it uses): stream-ordered pools over stub_pool.h, virtual memory
+ * points it uses): stream-ordered pools over stub_pool.h, graphs with
+ * memory over stub_graph.h, virtual memory
  * management over stub_vmm.h, mipmapped
  * arrays, and the entry points before CUDA 4.0 (v1 32-bit allocations,
  * cuLaunch and cuLaunchGrid) plus the multi-device cooperative launch. */
@@ -9,9 +10,14 @@
 /* Stream-ordered allocation happens at once, from the current device's
  * default pool or the one given (stub_pool.h). */
 CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream s) {
-  int device;
+  int device, rc;
   uint64_t pool, p;
   TRY(api_current_device(&device));
+  if (dptr == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (graph_captured((uint64_t)(uintptr_t)s, device, bytes, &p, &rc)) { /* a node of the capture */
+    if (rc == CUDA_SUCCESS) *dptr = p;
+    return rc;
+  }
   TRY(pool_of_device(device, &pool));
   TRY(pool_alloc(pool, bytes, &p));
   *dptr = p;
@@ -20,7 +26,14 @@ CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream s) {
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUstream s) { return cuMemAllocAsync(dptr, bytes, s); }
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream s) {
   uint64_t p;
+  int device, rc;
   TRY(api_ready());
+  if (dptr == NULL) return CUDA_ERROR_INVALID_VALUE;
+  TRY(pool_device((uint64_t)(uintptr_t)pool, &device));
+  if (graph_captured((uint64_t)(uintptr_t)s, device, bytes, &p, &rc)) {
+    if (rc == CUDA_SUCCESS) *dptr = p;
+    return rc;
+  }
   TRY(pool_alloc((uint64_t)(uintptr_t)pool, bytes, &p));
   *dptr = p;
   return CUDA_SUCCESS;
@@ -28,10 +41,10 @@ CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool p
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream s) {
   return cuMemAllocFromPoolAsync(dptr, bytes, pool, s);
 }
-/* Back to its pool; a cuMemAlloc pointer is freed as cuMemFree would. */
+/* Back to its pool (a graph's: to the graph pool); a cuMemAlloc pointer is freed as cuMemFree would. */
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s) {
   TRY(api_ready());
-  return pool_free(dptr) ? CUDA_SUCCESS : accel_release(KIND_PTR, dptr);
+  return graph_free(dptr) || pool_free(dptr) ? CUDA_SUCCESS : accel_release(KIND_PTR, dptr);
 }
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s) { return cuMemFreeAsync(dptr, s); }
 
@@ -214,5 +227,107 @@ CUresult cuDeviceGetAttribute(int* value, int attribute, CUdevice device) {
   else return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }
+
+/* Graphs with memory (stub_graph.h). Streams are opaque values; capture
+ * modes, dependencies and edges are not modelled. */
+#define GRAPH_OUT(call, out, type)        \
+  do {                                    \
+    uint64_t h_;                          \
+    TRY(api_ready());                     \
+    if ((out) == NULL) return CUDA_ERROR_INVALID_VALUE; \
+    TRY(call);                            \
+    *(out) = (type)(uintptr_t)h_;         \
+    return CUDA_SUCCESS;                  \
+  } while (0)
+#define H(x) ((uint64_t)(uintptr_t)(x))
+CUresult cuGraphCreate(CUgraph* graph, unsigned int flags) { GRAPH_OUT(graph_create(&h_), graph, CUgraph); }
+CUresult cuGraphDestroy(CUgraph graph) {
+  TRY(api_ready());
+  return graph_destroy(H(graph));
+}
+CUresult cuGraphAddMemAllocNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t ndeps,
+                                CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+  uint64_t addr;
+  TRY(api_ready());
+  if (node == NULL || params == NULL || params->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    return CUDA_ERROR_INVALID_VALUE;
+  TRY(graph_add_alloc(H(graph), params->poolProps.location.id, params->bytesize, &addr));
+  params->dptr = addr;
+  *node = (CUgraphNode)(uintptr_t)addr;
+  return CUDA_SUCCESS;
+}
+/* Allocation nodes, and child graphs moved into the parent (ownership 1:
+ * the child's nodes become the parent's, the child handle is gone); no
+ * other node type is modelled. */
+CUresult cuGraphAddNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t ndeps,
+                        CUgraphNodeParams* params) {
+  TRY(api_ready());
+  if (node == NULL || params == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (params->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) return cuGraphAddMemAllocNode(node, graph, deps, ndeps, &params->alloc);
+  if (params->type != CU_GRAPH_NODE_TYPE_GRAPH || params->graph.ownership != 1) return CUDA_ERROR_NOT_SUPPORTED;
+  TRY(graph_move_into(H(params->graph.graph), H(graph)));
+  *node = (CUgraphNode)params->graph.graph;
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphAddNode_v2(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, const CUgraphEdgeData* edges,
+                           size_t ndeps, CUgraphNodeParams* params) {
+  return cuGraphAddNode(node, graph, deps, ndeps, params);
+}
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph graph, unsigned long long flags) {
+  GRAPH_OUT(graph_instantiate(H(graph), &h_), exec, CUgraphExec);
+}
+CUresult cuGraphInstantiate(CUgraphExec* exec, CUgraph graph, CUgraphNode* error_node, char* log, size_t log_size) {
+  return cuGraphInstantiateWithFlags(exec, graph, 0);
+}
+CUresult cuGraphInstantiate_v2(CUgraphExec* exec, CUgraph graph, CUgraphNode* error_node, char* log,
+                               size_t log_size) {
+  return cuGraphInstantiateWithFlags(exec, graph, 0);
+}
+CUresult cuGraphInstantiateWithParams(CUgraphExec* exec, CUgraph graph, CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
+  return cuGraphInstantiateWithFlags(exec, graph, 0);
+}
+CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec* exec, CUgraph graph,
+                                           CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
+  return cuGraphInstantiateWithFlags(exec, graph, 0);
+}
+CUresult cuGraphExecDestroy(CUgraphExec exec) {
+  TRY(api_ready());
+  return graph_exec_destroy(H(exec));
+}
+CUresult cuStreamBeginCapture_v2(CUstream stream, int mode) {
+  TRY(api_ready());
+  return graph_capture_begin(H(stream), 0);
+}
+CUresult cuStreamBeginCapture_ptsz(CUstream stream, int mode) { return cuStreamBeginCapture_v2(stream, mode); }
+CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph, const CUgraphNode* deps,
+                                     const CUgraphEdgeData* edges, size_t ndeps, int mode) {
+  TRY(api_ready());
+  return graph == NULL ? CUDA_ERROR_INVALID_VALUE : graph_capture_begin(H(stream), H(graph));
+}
+CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph) {
+  GRAPH_OUT(graph_capture_end(H(stream), &h_), graph, CUgraph);
+}
+CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph) { return cuStreamEndCapture(stream, graph); }
+CUresult cuStreamGetCaptureInfo(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t* id) {
+  int capturing;
+  TRY(api_ready());
+  if (status == NULL) return CUDA_ERROR_INVALID_VALUE;
+  TRY(graph_capture_info(H(stream), &capturing, id));
+  *status = capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamGetCaptureInfo_ptsz(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t* id) {
+  return cuStreamGetCaptureInfo(stream, status, id);
+}
+CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
+  TRY(api_ready());
+  return graph_attribute(device, attr, (uint64_t*)value);
+}
+CUresult cuDeviceGraphMemTrim(CUdevice device) {
+  TRY(api_ready());
+  return graph_trim(device);
+}
+#undef H
+#undef GRAPH_OUT
 
 #endif /* VGPU_TESTS_CUDA_STUB_MORE_H_ */

@@ -76,6 +76,7 @@
 #include "stub_accel.h"
 #include "stub_vmm.h"
 #include "stub_pool.h"
+#include "stub_graph.h"
 
 /* Arguments the simulation does not model (streams, grid sizes, flags,
  * pools) are ignored. */
@@ -212,7 +213,7 @@ hipError_t hipFree(void* ptr) {
 /* Back to its pool; a hipMalloc pointer is freed as hipFree would. */
 hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {
   TRY(api_ready());
-  return pool_free((uint64_t)(uintptr_t)ptr) ? hipSuccess : release(ptr);
+  return graph_free((uint64_t)(uintptr_t)ptr) || pool_free((uint64_t)(uintptr_t)ptr) ? hipSuccess : release(ptr);
 }
 
 /* Needs a device; the image is not read. */
@@ -244,8 +245,11 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int 
   return accel_launch(f, TAG_FUNC, hipErrorInvalidHandle);
 }
 
+/* An executable graph with memory (stub_graph.h), else a timed one. */
 hipError_t hipGraphLaunch(hipGraphExec_t graph, hipStream_t stream) {
-  return accel_launch(graph, TAG_GRAPH, hipErrorInvalidHandle);
+  int rc;
+  TRY(api_ready());
+  return graph_exec_launch((uint64_t)(uintptr_t)graph, &rc) ? rc : accel_launch(graph, TAG_GRAPH, hipErrorInvalidHandle);
 }
 
 hipError_t hipGraphLaunch_spt(hipGraphExec_t graph, hipStream_t stream) { return hipGraphLaunch(graph, stream); }
@@ -358,6 +362,9 @@ static const struct {
     {"hipMalloc", (any_fn)hipMalloc, NULL},
     {"hipFree", (any_fn)hipFree, NULL},
     {"hipGetDevice", (any_fn)hipGetDevice, NULL},
+    {"hipGraphAddMemAllocNode", (any_fn)hipGraphAddMemAllocNode, NULL},
+    {"hipGraphInstantiateWithFlags", (any_fn)hipGraphInstantiateWithFlags, NULL},
+    {"hipStreamEndCapture", (any_fn)hipStreamEndCapture, (any_fn)hipStreamEndCapture_spt},
     {"hipMemCreate", (any_fn)hipMemCreate, NULL},
     {"hipLaunchKernel", (any_fn)hipLaunchKernel, (any_fn)hipLaunchKernel_spt},
     {"hipExtModuleLaunchKernel", (any_fn)hipExtModuleLaunchKernel, NULL},

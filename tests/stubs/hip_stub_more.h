@@ -108,19 +108,29 @@ hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandle_t* handle,
 /* Stream-ordered allocation happens at once, from the current device's
  * default pool or the one given (stub_pool.h). */
 hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t stream) {
-  int d;
+  int d, rc;
   uint64_t pool, p;
   TRY(api_current_device(&d));
   TRY(pool_of_device(d, &pool));
   if (ptr == NULL) return hipErrorInvalidValue;
+  if (graph_captured((uint64_t)(uintptr_t)stream, d, size, &p, &rc)) { /* a node of the capture */
+    if (rc == hipSuccess) *ptr = (void*)(uintptr_t)p;
+    return rc;
+  }
   TRY(pool_alloc(pool, size, &p));
   *ptr = (void*)(uintptr_t)p;
   return hipSuccess;
 }
 hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPool_t pool, hipStream_t stream) {
   uint64_t p;
+  int d, rc;
   TRY(api_ready());
   if (ptr == NULL) return hipErrorInvalidValue;
+  TRY(pool_device((uint64_t)(uintptr_t)pool, &d));
+  if (graph_captured((uint64_t)(uintptr_t)stream, d, size, &p, &rc)) {
+    if (rc == hipSuccess) *ptr = (void*)(uintptr_t)p;
+    return rc;
+  }
   TRY(pool_alloc((uint64_t)(uintptr_t)pool, size, &p));
   *ptr = (void*)(uintptr_t)p;
   return hipSuccess;
@@ -169,5 +179,92 @@ hipError_t hipDeviceGetLimit(size_t* value, hipLimit_t limit) {
   *value = g_limits[d][limit] ? g_limits[d][limit] : defaults[limit];
   return hipSuccess;
 }
+
+/* Graphs with memory (stub_graph.h). Streams are opaque values; capture
+ * modes and dependencies are not modelled. */
+#define H(x) ((uint64_t)(uintptr_t)(x))
+hipError_t hipGraphCreate(hipGraph_t* graph, unsigned int flags) {
+  uint64_t h;
+  TRY(api_ready());
+  if (graph == NULL) return hipErrorInvalidValue;
+  TRY(graph_create(&h));
+  *graph = (hipGraph_t)(uintptr_t)h;
+  return hipSuccess;
+}
+hipError_t hipGraphDestroy(hipGraph_t graph) {
+  TRY(api_ready());
+  return graph_destroy(H(graph));
+}
+hipError_t hipGraphAddMemAllocNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps, size_t ndeps,
+                                   hipMemAllocNodeParams* params) {
+  uint64_t addr;
+  TRY(api_ready());
+  if (node == NULL || params == NULL || params->poolProps.location.type != hipMemLocationTypeDevice)
+    return hipErrorInvalidValue;
+  TRY(graph_add_alloc(H(graph), params->poolProps.location.id, params->bytesize, &addr));
+  params->dptr = (void*)(uintptr_t)addr;
+  *node = (hipGraphNode_t)(uintptr_t)addr;
+  return hipSuccess;
+}
+/* Only allocation nodes are modelled. */
+hipError_t hipGraphAddNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps, size_t ndeps,
+                           hipGraphNodeParams* params) {
+  if (params == NULL || params->type != hipGraphNodeTypeMemAlloc) return hipErrorNotSupported;
+  return hipGraphAddMemAllocNode(node, graph, deps, ndeps, &params->alloc);
+}
+hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* exec, hipGraph_t graph, unsigned long long flags) {
+  uint64_t h;
+  TRY(api_ready());
+  if (exec == NULL) return hipErrorInvalidValue;
+  TRY(graph_instantiate(H(graph), &h));
+  *exec = (hipGraphExec_t)(uintptr_t)h;
+  return hipSuccess;
+}
+hipError_t hipGraphInstantiate(hipGraphExec_t* exec, hipGraph_t graph, hipGraphNode_t* error_node, char* log,
+                               size_t log_size) {
+  return hipGraphInstantiateWithFlags(exec, graph, 0);
+}
+hipError_t hipGraphInstantiateWithParams(hipGraphExec_t* exec, hipGraph_t graph, hipGraphInstantiateParams* params) {
+  return hipGraphInstantiateWithFlags(exec, graph, 0);
+}
+hipError_t hipGraphExecDestroy(hipGraphExec_t exec) {
+  TRY(api_ready());
+  return graph_exec_destroy(H(exec));
+}
+hipError_t hipStreamBeginCapture(hipStream_t stream, int mode) {
+  TRY(api_ready());
+  return graph_capture_begin(H(stream), 0);
+}
+hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t* graph) {
+  uint64_t h;
+  TRY(api_ready());
+  if (graph == NULL) return hipErrorInvalidValue;
+  TRY(graph_capture_end(H(stream), &h));
+  *graph = (hipGraph_t)(uintptr_t)h;
+  return hipSuccess;
+}
+hipError_t hipStreamEndCapture_spt(hipStream_t stream, hipGraph_t* graph) { return hipStreamEndCapture(stream, graph); }
+hipError_t hipStreamGetCaptureInfo(hipStream_t stream, hipStreamCaptureStatus* status, unsigned long long* id) {
+  int capturing;
+  uint64_t v = 0;
+  TRY(api_ready());
+  if (status == NULL) return hipErrorInvalidValue;
+  TRY(graph_capture_info(H(stream), &capturing, &v));
+  *status = capturing ? hipStreamCaptureStatusActive : hipStreamCaptureStatusNone;
+  if (id != NULL) *id = v;
+  return hipSuccess;
+}
+hipError_t hipStreamGetCaptureInfo_spt(hipStream_t stream, hipStreamCaptureStatus* status, unsigned long long* id) {
+  return hipStreamGetCaptureInfo(stream, status, id);
+}
+hipError_t hipDeviceGetGraphMemAttribute(int device, hipGraphMemAttributeType attr, void* value) {
+  TRY(api_ready());
+  return graph_attribute(device, attr, (uint64_t*)value);
+}
+hipError_t hipDeviceGraphMemTrim(int device) {
+  TRY(api_ready());
+  return graph_trim(device);
+}
+#undef H
 
 #endif /* VGPU_TESTS_HIP_STUB_MORE_H_ */

@@ -65,6 +65,15 @@ static int pool_of_device(int device, uint64_t* handle) {
   return ACCEL_OK;
 }
 
+/* The device pool `handle` is on. */
+static int pool_device(uint64_t handle, int* device) {
+  pthread_mutex_lock(&g_pool_mu);
+  int n = pool_index(handle);
+  if (n >= 0) *device = g_pools[n].device;
+  pthread_mutex_unlock(&g_pool_mu);
+  return n >= 0 ? ACCEL_OK : ACCEL_INVALID_VALUE;
+}
+
 static int pool_create(int device, uint64_t* handle) {
   int rc = ACCEL_OUT_OF_MEMORY;
   if (!accel_valid_device(device)) return ACCEL_INVALID_DEVICE;

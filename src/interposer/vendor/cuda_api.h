@@ -248,6 +248,73 @@ typedef struct CUDA_LAUNCH_PARAMS_st {
 CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* list, unsigned int count, unsigned int flags);
 CUresult cuGraphLaunch_ptsz(CUgraphExec graph, CUstream stream);
 
+/* Graphs that allocate memory (CUDA 11.4+): allocation nodes, stream
+ * capture, instantiation, and the device's graph memory pool. */
+typedef struct CUgraph_st* CUgraph;
+typedef struct CUgraphNode_st* CUgraphNode;
+typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_st {
+  CUmemPoolProps poolProps; /* poolProps.location.id: the device */
+  const CUmemAccessDesc* accessDescs;
+  size_t accessDescCount;
+  size_t bytesize;
+  CUdeviceptr dptr; /* out */
+} CUDA_MEM_ALLOC_NODE_PARAMS;
+/* cuGraphAddNode's parameters (12.2+): a type, then a union whose alloc
+ * member is a CUDA_MEM_ALLOC_NODE_PARAMS and whose graph member a child
+ * graph (one with allocation nodes must be moved into its parent, ownership
+ * 1: cuGraphClone and cuGraphAddChildGraphNode refuse such graphs). */
+enum { CU_GRAPH_NODE_TYPE_GRAPH = 4, CU_GRAPH_NODE_TYPE_MEM_ALLOC = 10 };
+typedef struct CUgraphNodeParams_st {
+  int type;
+  int reserved0[3];
+  union {
+    long long reserved1[29];
+    CUDA_MEM_ALLOC_NODE_PARAMS alloc;
+    struct {
+      struct CUgraph_st* graph;
+      int ownership;
+    } graph;
+  };
+  long long reserved2;
+} CUgraphNodeParams;
+typedef struct CUgraphEdgeData_st CUgraphEdgeData;
+typedef struct CUDA_GRAPH_INSTANTIATE_PARAMS_st CUDA_GRAPH_INSTANTIATE_PARAMS;
+typedef enum CUstreamCaptureStatus_enum { CU_STREAM_CAPTURE_STATUS_NONE = 0, CU_STREAM_CAPTURE_STATUS_ACTIVE = 1 } CUstreamCaptureStatus;
+typedef enum CUgraphMem_attribute_enum {
+  CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT = 0,
+  CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT = 2
+} CUgraphMem_attribute;
+CUresult cuGraphCreate(CUgraph* graph, unsigned int flags);
+CUresult cuGraphDestroy(CUgraph graph);
+CUresult cuGraphAddMemAllocNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t ndeps,
+                                CUDA_MEM_ALLOC_NODE_PARAMS* params);
+CUresult cuGraphAddNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t ndeps,
+                        CUgraphNodeParams* params);
+CUresult cuGraphAddNode_v2(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, const CUgraphEdgeData* edges,
+                           size_t ndeps, CUgraphNodeParams* params);
+/* cuGraphInstantiate and _v2: the signature before CUDA 12. */
+CUresult cuGraphInstantiate(CUgraphExec* exec, CUgraph graph, CUgraphNode* error_node, char* log, size_t log_size);
+CUresult cuGraphInstantiate_v2(CUgraphExec* exec, CUgraph graph, CUgraphNode* error_node, char* log,
+                               size_t log_size);
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph graph, unsigned long long flags);
+CUresult cuGraphInstantiateWithParams(CUgraphExec* exec, CUgraph graph, CUDA_GRAPH_INSTANTIATE_PARAMS* params);
+CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec* exec, CUgraph graph,
+                                           CUDA_GRAPH_INSTANTIATE_PARAMS* params);
+CUresult cuGraphExecDestroy(CUgraphExec exec);
+/* cuStreamBeginCapture_v2's mode and cuStreamBeginCaptureToGraph's edges
+ * are not modelled by the stub. */
+CUresult cuStreamBeginCapture_v2(CUstream stream, int mode);
+CUresult cuStreamBeginCapture_ptsz(CUstream stream, int mode);
+CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph, const CUgraphNode* deps,
+                                     const CUgraphEdgeData* edges, size_t ndeps, int mode);
+CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph);
+CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph);
+/* The first signature, still exported (later ones add graph and edges). */
+CUresult cuStreamGetCaptureInfo(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t* id);
+CUresult cuStreamGetCaptureInfo_ptsz(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t* id);
+CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value);
+CUresult cuDeviceGraphMemTrim(CUdevice device);
+
 CUresult cuEventCreate(CUevent* event, unsigned int flags);
 CUresult cuEventDestroy_v2(CUevent event);
 CUresult cuEventRecord(CUevent event, CUstream stream);

@@ -159,6 +159,60 @@ hipError_t hipLaunchKernel(const void* function, dim3 grid, dim3 block, void** a
 hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz,
                                  unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared_bytes,
                                  hipStream_t stream, void** params, void** extra);
+/* Graphs that allocate memory: as CUDA's (allocation nodes, stream
+ * capture, instantiation, the device's graph memory pool). */
+typedef struct ihipGraph* hipGraph_t;
+typedef struct hipGraphNode* hipGraphNode_t;
+typedef struct hipMemPoolProps {
+  int allocType;
+  int handleTypes;
+  hipMemLocation location; /* location.id: the device */
+  void* win32SecurityAttributes;
+  size_t maxSize;
+  unsigned char reserved[56];
+} hipMemPoolProps;
+typedef struct hipMemAccessDesc hipMemAccessDesc;
+typedef struct hipMemAllocNodeParams {
+  hipMemPoolProps poolProps;
+  const hipMemAccessDesc* accessDescs;
+  size_t accessDescCount;
+  size_t bytesize;
+  void* dptr; /* out */
+} hipMemAllocNodeParams;
+enum { hipGraphNodeTypeMemAlloc = 10 };
+typedef struct hipGraphNodeParams {
+  int type;
+  int reserved0[3];
+  union {
+    long long reserved1[29];
+    hipMemAllocNodeParams alloc;
+  };
+  long long reserved2;
+} hipGraphNodeParams;
+typedef struct hipGraphInstantiateParams hipGraphInstantiateParams;
+typedef enum hipStreamCaptureStatus { hipStreamCaptureStatusNone = 0, hipStreamCaptureStatusActive = 1 } hipStreamCaptureStatus;
+typedef enum hipGraphMemAttributeType {
+  hipGraphMemAttrUsedMemCurrent = 0,
+  hipGraphMemAttrReservedMemCurrent = 2
+} hipGraphMemAttributeType;
+hipError_t hipGraphCreate(hipGraph_t* graph, unsigned int flags);
+hipError_t hipGraphDestroy(hipGraph_t graph);
+hipError_t hipGraphAddMemAllocNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps, size_t ndeps,
+                                   hipMemAllocNodeParams* params);
+hipError_t hipGraphAddNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps, size_t ndeps,
+                           hipGraphNodeParams* params);
+hipError_t hipGraphInstantiate(hipGraphExec_t* exec, hipGraph_t graph, hipGraphNode_t* error_node, char* log,
+                               size_t log_size);
+hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* exec, hipGraph_t graph, unsigned long long flags);
+hipError_t hipGraphInstantiateWithParams(hipGraphExec_t* exec, hipGraph_t graph, hipGraphInstantiateParams* params);
+hipError_t hipGraphExecDestroy(hipGraphExec_t exec);
+hipError_t hipStreamBeginCapture(hipStream_t stream, int mode);
+hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t* graph);
+hipError_t hipStreamEndCapture_spt(hipStream_t stream, hipGraph_t* graph);
+hipError_t hipStreamGetCaptureInfo(hipStream_t stream, hipStreamCaptureStatus* status, unsigned long long* id);
+hipError_t hipStreamGetCaptureInfo_spt(hipStream_t stream, hipStreamCaptureStatus* status, unsigned long long* id);
+hipError_t hipDeviceGetGraphMemAttribute(int device, hipGraphMemAttributeType attr, void* value);
+hipError_t hipDeviceGraphMemTrim(int device);
 hipError_t hipGraphLaunch(hipGraphExec_t graph, hipStream_t stream);
 hipError_t hipGraphLaunch_spt(hipGraphExec_t graph, hipStream_t stream);
 hipError_t hipLaunchKernel_spt(const void* function, dim3 grid, dim3 block, void** args, size_t shared_bytes,

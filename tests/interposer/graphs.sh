@@ -1,0 +1,89 @@
+# Sourced by tests/interposer/run: graphs that allocate device memory when
+# they run (graph_charges.h). Nothing is allocated when an allocation node is
+# made or a stream-ordered allocation is captured; the driver takes the
+# memory from the device's graph pool at launch and keeps it until a trim,
+# so the job is charged what that pool reserves and a launch that would not
+# fit is refused before anything runs.
+
+t_graph_memory_is_charged_at_launch() {
+	local id m=$((800 * 1048576)) mode
+	expect "the stub driver without libvgpu: a graph takes device memory at launch, keeps it until trimmed" \
+		"$(lines "$(probe "" -- init gnode $((6 * GIB)) alloc $((6 * GIB)) free ginst flags glaunch free alloc $((6 * GIB)) gtrim alloc $((6 * GIB)))")" \
+		"init 0|gnode 0|alloc 0|free 0|ginst 0|glaunch 0|free 0|alloc 2|gtrim 0|alloc 0"
+	id=$(vgpu_job $GIB) || fail "job setup"
+	for mode in flags old v2 params; do
+		expect "instantiated by $mode: a graph allocating 2 GiB is refused at launch, nothing taken" \
+			"$(lines "$(probe "$id" -- init gnode $((2 * GIB)) ginst $mode glaunch alloc $m)")" \
+			"init 0|gnode 0|ginst 0|glaunch 2|alloc 0"
+		expect "instantiated by $mode: 800 MiB runs and is charged" \
+			"$(lines "$(probe "$id" -- init gnode $m ginst $mode glaunch alloc $m)")" \
+			"init 0|gnode 0|ginst 0|glaunch 0|alloc 2"
+	done
+	expect "the node itself charges nothing until a launch" \
+		"$(lines "$(probe "$id" -- init gnode $m alloc $m ginst flags glaunch)")" \
+		"init 0|gnode 0|alloc 0|ginst 0|glaunch 2"
+	expect "freed graph memory stays in the graph pool, charged, until cuDeviceGraphMemTrim" \
+		"$(lines "$(probe "$id" -- init gnode $m ginst flags glaunch free alloc $m gtrim alloc $m)")" \
+		"init 0|gnode 0|ginst 0|glaunch 0|free 0|alloc 2|gtrim 0|alloc 0"
+	expect "a second launch reuses the pool's memory without a second charge" \
+		"$(lines "$(probe "$id" -- init gnode $m ginst flags glaunch free glaunch gtrim alloc $m)")" \
+		"init 0|gnode 0|ginst 0|glaunch 0|free 0|glaunch 0|gtrim 0|alloc 2"
+	expect "two launches holding 2 x 800 MiB at once: the second is refused" \
+		"$(lines "$(probe "$id" -- init gnode $m ginst flags glaunch gnode $m ginst flags glaunch)")" \
+		"init 0|gnode 0|ginst 0|glaunch 0|gnode 0|ginst 0|glaunch 2"
+	expect "cuGraphAddNode's allocation nodes count too" \
+		"$(lines "$(probe "$id" -- init gaddnode $((2 * GIB)) ginst flags glaunch gaddnode $m ginst flags)")" \
+		"init 0|gaddnode 0|ginst 0|glaunch 2|gaddnode 0|ginst 0"
+	expect "a child graph moved into its parent brings its allocation nodes" \
+		"$(lines "$(probe "$id" -- init gnode $((2 * GIB)) gchild ginst flags glaunch)")" \
+		"init 0|gnode 0|gchild 0|ginst 0|glaunch 2"
+	expect "the driver's graph entry points come from libvgpu.so through cuGetProcAddress" \
+		"$(lines "$(probe "$id" -- proc cuGraphAddMemAllocNode 12040 0 proc cuGraphInstantiate 12040 0 proc cuStreamEndCapture 12040 0 proc cuDeviceGraphMemTrim 12040 0)")" \
+		"proc 0 libvgpu|proc 0 libvgpu|proc 0 libvgpu|proc 0 libvgpu"
+}
+
+# PyTorch's cudaMallocAsync backend under CUDA graph capture: stream-ordered
+# allocations on a capturing stream become allocation nodes of the graph.
+t_captured_allocations_are_charged_at_launch() {
+	local id m=$((800 * 1048576)) cmd
+	id=$(vgpu_job $GIB) || fail "job setup"
+	for cmd in async async_ptsz pool pool_ptsz; do
+		expect "$cmd in capture: nothing charged while capturing, the launch is" \
+			"$(lines "$(probe "$id" -- init capture $cmd $m endcapture alloc $m free ginst flags glaunch alloc $m)")" \
+			"init 0|capture 0|$cmd 0|endcapture 0|alloc 0|free 0|ginst 0|glaunch 0|alloc 2"
+		expect "$cmd in capture: a graph of 2 x 800 MiB is refused at launch" \
+			"$(lines "$(probe "$id" -- init capture $cmd $m $cmd $m endcapture ginst flags glaunch alloc $m)")" \
+			"init 0|capture 0|$cmd 0|$cmd 0|endcapture 0|ginst 0|glaunch 2|alloc 0"
+	done
+	expect "after the capture, stream-ordered allocations are charged as before" \
+		"$(lines "$(probe "$id" -- init capture async $m endcapture async $m async $m)")" \
+		"init 0|capture 0|async 0|endcapture 0|async 0|async 2"
+}
+
+# The same through HIP (MIOpen and PyTorch on ROCm capture hipGraphs).
+t_hip_graph_memory_is_charged_at_launch() {
+	local id m=$((800 * 1048576)) mode cmd
+	expect "the stub runtime without libvgpu: a graph takes device memory at launch, keeps it until trimmed" \
+		"$(lines "$(env LD_PRELOAD= "$HIP_PROBE" init gnode $((6 * GIB)) ginst flags glaunch free alloc $((6 * GIB)) gtrim alloc $((6 * GIB)))")" \
+		"init 0|gnode 0|ginst 0|glaunch 0|free 0|alloc 2|gtrim 0|alloc 0"
+	id=$(dcu_job $GIB) || fail "job setup"
+	for mode in flags old params; do
+		expect "instantiated by $mode: 2 GiB refused at launch, 800 MiB runs and is charged" \
+			"$(lines "$(hip_probe "$id" -- init gaddnode $((2 * GIB)) ginst $mode glaunch alloc $m)")$(lines "$(hip_probe "$id" -- init gnode $m ginst $mode glaunch alloc $m)")" \
+			"init 0|gaddnode 0|ginst 0|glaunch 2|alloc 0init 0|gnode 0|ginst 0|glaunch 0|alloc 2"
+	done
+	expect "freed graph memory stays charged until hipDeviceGraphMemTrim; a destroyed instance's memory too" \
+		"$(lines "$(hip_probe "$id" -- init gnode $m ginst flags glaunch free gdestroy alloc $m gtrim alloc $m)")" \
+		"init 0|gnode 0|ginst 0|glaunch 0|free 0|gdestroy 0|alloc 2|gtrim 0|alloc 0"
+	for cmd in async pool; do
+		expect "$cmd in capture: nothing charged while capturing, the launch is" \
+			"$(lines "$(hip_probe "$id" -- init capture $cmd $m endcapture alloc $m free ginst flags glaunch alloc $m)")" \
+			"init 0|capture 0|$cmd 0|endcapture 0|alloc 0|free 0|ginst 0|glaunch 0|alloc 2"
+	done
+	expect "hipGetProcAddress hands out the graph hooks" \
+		"$(lines "$(hip_probe "$id" -- init proc hipGraphAddMemAllocNode 0 proc hipGraphInstantiateWithFlags 0 proc hipStreamEndCapture 2)")" \
+		"init 0|proc 0 libvgpu|proc 0 libvgpu|proc 0 libvgpu"
+}
+
+GRAPH_TESTS=(graph_memory_is_charged_at_launch captured_allocations_are_charged_at_launch
+	hip_graph_memory_is_charged_at_launch)
