@@ -1,13 +1,14 @@
 // AscendCL hooks (Huawei Ascend NPUs): the same limits as for CUDA. Device
 // memory is counted on every allocation path and refused past the job's
 // limit with ACL_ERROR_RT_MEMORY_ALLOCATION; aclrtGetMemInfo reports the
-// limit for device (HBM) memory; kernels, models and single operators are
-// paced. A device is matched to the limits file by its physical device id
+// limit for device (HBM) memory; kernels (every launch form), models and
+// single operators are paced, aclnn operators in aclnn_hooks.cc. A device is matched to the limits file by its physical device id
 // (the N of /dev/davinciN, which ASCEND_RT_VISIBLE_DEVICES cannot change).
 #include <string>
 
 #include "accounting.h"
 #include "acl_api.h"
+#include "acl_device.h"
 #include "enforcer.h"
 #include "export.h"
 #include "hooks.h"
@@ -88,18 +89,18 @@ LaunchPacer& PacerAclEvents() {
   return pacer;
 }
 
-uint64_t PaceBefore(aclrtStream stream) {
+}  // namespace
+
+uint64_t AclPaceBefore(aclrtStream stream) {
   Enforcer& e = Enforcer::Get();
   if (!e.active()) return 0;
   DeviceAccount* account = AccountOf(CurrentDevice());
   return account ? PacerAclEvents().Before(account, stream, false) : 0;
 }
 
-void PaceAfter(uint64_t ticket, aclError rc, aclrtStream stream) {
+void AclPaceAfter(uint64_t ticket, aclError rc, aclrtStream stream) {
   if (ticket) PacerAclEvents().After(ticket, rc == ACL_SUCCESS, stream, false);
 }
-
-}  // namespace
 }  // namespace interposer
 }  // namespace vgpu
 
@@ -203,9 +204,9 @@ VGPU_HOOK aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free_bytes, size_t
   VGPU_HOOK aclError name params {                       \
     VGPU_REAL(kAcl, name);                               \
     if (!real) return ACL_ERROR_UNINITIALIZE;            \
-    const uint64_t ticket = PaceBefore(stream);          \
+    const uint64_t ticket = AclPaceBefore(stream);       \
     const aclError rc = real args;                       \
-    PaceAfter(ticket, rc, stream);                       \
+    AclPaceAfter(ticket, rc, stream);                    \
     return rc;                                           \
   }
 VGPU_ACL_WORK(aclrtLaunchKernel,
@@ -223,6 +224,46 @@ VGPU_ACL_WORK(aclopExecuteV2,
                aclrtStream stream),
               (op_type, num_inputs, input_desc, inputs, num_outputs, output_desc, outputs, attr, stream), stream)
 
+VGPU_ACL_WORK(aclrtLaunchKernelV2,
+              (aclrtFuncHandle function, uint32_t blocks, const void* args, size_t args_size,
+               aclrtLaunchKernelCfg* cfg, aclrtStream stream),
+              (function, blocks, args, args_size, cfg, stream), stream)
+VGPU_ACL_WORK(aclrtLaunchKernelWithConfig,
+              (aclrtFuncHandle function, uint32_t blocks, aclrtStream stream, aclrtLaunchKernelCfg* cfg,
+               aclrtArgsHandle args, void* reserve),
+              (function, blocks, stream, cfg, args, reserve), stream)
+VGPU_ACL_WORK(aclrtLaunchKernelWithHostArgs,
+              (aclrtFuncHandle function, uint32_t blocks, aclrtStream stream, aclrtLaunchKernelCfg* cfg,
+               void* host_args, size_t args_size, aclrtPlaceHolderInfo* placeholders, size_t placeholder_count),
+              (function, blocks, stream, cfg, host_args, args_size, placeholders, placeholder_count), stream)
+VGPU_ACL_WORK(aclrtLaunchKernelWithArgsArray,
+              (void* function, uint32_t blocks, aclrtStream stream, aclrtLaunchKernelCfg* cfg, void** args),
+              (function, blocks, stream, cfg, args), stream)
+VGPU_ACL_WORK(aclopExecute,
+              (const char* op_type, int num_inputs, const aclTensorDesc* const input_desc[],
+               const aclDataBuffer* const inputs[], int num_outputs, const aclTensorDesc* const output_desc[],
+               aclDataBuffer* const outputs[], const aclopAttr* attr, aclrtStream stream),
+              (op_type, num_inputs, input_desc, inputs, num_outputs, output_desc, outputs, attr, stream), stream)
+VGPU_ACL_WORK(aclopExecWithHandle,
+              (aclopHandle handle, int num_inputs, const aclDataBuffer* const inputs[], int num_outputs,
+               aclDataBuffer* const outputs[], aclrtStream stream),
+              (handle, num_inputs, inputs, num_outputs, outputs, stream), stream)
+VGPU_ACL_WORK(aclopCompileAndExecute,
+              (const char* op_type, int num_inputs, const aclTensorDesc* const input_desc[],
+               const aclDataBuffer* const inputs[], int num_outputs, const aclTensorDesc* const output_desc[],
+               aclDataBuffer* const outputs[], const aclopAttr* attr, aclopEngineType engine,
+               aclopCompileType compile, const char* op_path, aclrtStream stream),
+              (op_type, num_inputs, input_desc, inputs, num_outputs, output_desc, outputs, attr, engine, compile,
+               op_path, stream),
+              stream)
+VGPU_ACL_WORK(aclopCompileAndExecuteV2,
+              (const char* op_type, int num_inputs, aclTensorDesc* input_desc[], aclDataBuffer* inputs[],
+               int num_outputs, aclTensorDesc* output_desc[], aclDataBuffer* outputs[], aclopAttr* attr,
+               aclopEngineType engine, aclopCompileType compile, const char* op_path, aclrtStream stream),
+              (op_type, num_inputs, input_desc, inputs, num_outputs, output_desc, outputs, attr, engine, compile,
+               op_path, stream),
+              stream)
+
 namespace vgpu {
 namespace interposer {
 
@@ -233,7 +274,11 @@ const Hook kAclHooks[] = {
     VGPU_ACL_ENTRY(aclrtLaunchKernel), VGPU_ACL_ENTRY(aclmdlExecuteAsync), VGPU_ACL_ENTRY(aclmdlExecute),
     VGPU_ACL_ENTRY(aclopExecuteV2),    VGPU_ACL_ENTRY(aclrtMallocAlign32), VGPU_ACL_ENTRY(aclrtMallocPhysical),
     VGPU_ACL_ENTRY(aclrtFreePhysical), VGPU_ACL_ENTRY(aclrtMapMem),      VGPU_ACL_ENTRY(aclrtUnmapMem),
-    VGPU_ACL_ENTRY(aclrtMallocForTaskScheduler),
+    VGPU_ACL_ENTRY(aclrtMallocForTaskScheduler), VGPU_ACL_ENTRY(aclrtLaunchKernelV2),
+    VGPU_ACL_ENTRY(aclrtLaunchKernelWithConfig), VGPU_ACL_ENTRY(aclrtLaunchKernelWithHostArgs),
+    VGPU_ACL_ENTRY(aclrtLaunchKernelWithArgsArray), VGPU_ACL_ENTRY(aclopExecute),
+    VGPU_ACL_ENTRY(aclopExecWithHandle), VGPU_ACL_ENTRY(aclopCompileAndExecute),
+    VGPU_ACL_ENTRY(aclopCompileAndExecuteV2),
 };
 const size_t kAclHookCount = sizeof(kAclHooks) / sizeof(kAclHooks[0]);
 

@@ -38,7 +38,7 @@ __attribute__((noinline)) void* VendorLookup(void* handle, const char* name) {
   void* real = RealDlsym()(handle, name);
   if (!real) return nullptr;
   void* ours = HookByName(name);
-  return ours ? ours : real;
+  return ours ? ours : AclnnOperatorHook(handle, name, real);
 }
 
 }  // namespace
@@ -60,7 +60,7 @@ VGPU_HOOK void* dlvsym(void* handle, const char* name, const char* version) {
   if (handle != RTLD_NEXT && handle != RTLD_DEFAULT && MaybeVendorSymbol(name)) {
     void* real = RealDlvsym()(handle, name, version);
     void* ours = real ? HookByName(name) : nullptr;
-    return ours ? ours : real;
+    return ours ? ours : AclnnOperatorHook(handle, name, real);
   }
   return RealDlvsym()(handle, name, version);
 }

@@ -49,6 +49,10 @@ extern const size_t kAclHookCount;
 
 // Our hook for exported name `name`, or null.
 void* HookByName(const char* name);
+// What dlsym hands out for `name` found as `real` in `handle` when no hook
+// has that name: a paced stand-in for an aclnn operator (aclnn_hooks.cc),
+// else `real`.
+void* AclnnOperatorHook(void* handle, const char* name, void* real);
 
 // Whether `name` could be a hooked vendor symbol (cheap prefix test).
 inline bool MaybeVendorSymbol(const char* name) {

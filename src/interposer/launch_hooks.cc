@@ -57,17 +57,56 @@ LaunchPacer& PacerCudaEvents() {
   return pacer;
 }
 
-uint64_t PaceBefore(CUstream stream, bool per_thread) {
+uint64_t PaceOnCurrent(CUstream stream, bool per_thread, bool* foreign) {
   Enforcer& e = Enforcer::Get();
   if (!e.active()) return 0;
   CUdevice dev = 0;
   if (CurrentDevice(&dev) != CUDA_SUCCESS) return 0;
   DeviceAccount* account = AccountOf(e, dev);
-  return account ? PacerCudaEvents().Before(account, stream, per_thread) : 0;
+  return account ? PacerCudaEvents().Before(account, stream, per_thread, foreign) : 0;
 }
 
-void PaceAfter(uint64_t ticket, CUresult rc, CUstream stream, bool per_thread) {
-  if (ticket) PacerCudaEvents().After(ticket, rc == CUDA_SUCCESS, stream, per_thread);
+// Runs `call` with `ctx` made current (pushed and popped); false if the
+// driver would not push it.
+template <typename Call>
+bool InContext(CUcontext ctx, Call call) {
+  static const auto push = RealAs<decltype(&cuCtxPushCurrent_v2)>(kCuda, "cuCtxPushCurrent_v2");
+  static const auto pop = RealAs<decltype(&cuCtxPopCurrent_v2)>(kCuda, "cuCtxPopCurrent_v2");
+  if (!ctx || !push || !pop || push(ctx) != CUDA_SUCCESS) return false;
+  call();
+  CUcontext popped = nullptr;
+  pop(&popped);
+  return true;
+}
+
+// A launch's pacing: the ticket, and the context it was taken in when that
+// is not the current one.
+struct Paced {
+  uint64_t ticket;
+  CUcontext context;
+};
+
+// Paces a launch onto `stream`. A stream of another context than the
+// current one (a CUkernel is not bound to a context and may be launched
+// into any) is paced on that context's device, with that context current
+// while the pacer records: the launch itself is left as the program made it.
+Paced PaceBefore(CUstream stream, bool per_thread) {
+  bool foreign = false;
+  Paced paced{PaceOnCurrent(stream, per_thread, &foreign), nullptr};
+  if (!foreign) return paced;
+  static const auto stream_ctx = RealAs<decltype(&cuStreamGetCtx)>(kCuda, "cuStreamGetCtx");
+  static const auto stream_ctx_ptsz = RealAs<decltype(&cuStreamGetCtx_ptsz)>(kCuda, "cuStreamGetCtx_ptsz");
+  auto get = per_thread && stream_ctx_ptsz ? stream_ctx_ptsz : stream_ctx;
+  CUcontext ctx = nullptr;
+  if (!get || get(stream, &ctx) != CUDA_SUCCESS) return paced;
+  if (InContext(ctx, [&] { paced.ticket = PaceOnCurrent(stream, per_thread, nullptr); })) paced.context = ctx;
+  return paced;
+}
+
+void PaceAfter(const Paced& paced, CUresult rc, CUstream stream, bool per_thread) {
+  if (!paced.ticket) return;
+  auto after = [&] { PacerCudaEvents().After(paced.ticket, rc == CUDA_SUCCESS, stream, per_thread); };
+  if (!paced.context || !InContext(paced.context, after)) after();
 }
 
 }  // namespace
@@ -82,9 +121,9 @@ using namespace vgpu::interposer;
   VGPU_HOOK CUresult name params {                                 \
     VGPU_REAL(kCuda, name);                                        \
     if (!real) return CUDA_ERROR_NOT_INITIALIZED;                  \
-    const uint64_t ticket = PaceBefore(stream, per_thread);        \
+    const Paced paced = PaceBefore(stream, per_thread);            \
     const CUresult rc = real args;                                 \
-    PaceAfter(ticket, rc, stream, per_thread);                     \
+    PaceAfter(paced, rc, stream, per_thread);                      \
     return rc;                                                     \
   }
 
@@ -113,10 +152,10 @@ VGPU_LAUNCH(cuLaunchKernelEx_ptsz, true, VGPU_EX_PARAMS, VGPU_EX_ARGS, config ? 
   VGPU_HOOK CUresult name(CUgraphExec graph, CUstream stream) {                              \
     VGPU_REAL(kCuda, name);                                                                  \
     if (!real) return CUDA_ERROR_NOT_INITIALIZED;                                            \
-    const uint64_t ticket = PaceBefore(stream, per_thread);                                  \
+    const Paced paced = PaceBefore(stream, per_thread);                                      \
     CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;                                                  \
     CudaGraphCharges().Launch(graph, [&] { return (rc = real(graph, stream)) == CUDA_SUCCESS; }); \
-    PaceAfter(ticket, rc, stream, per_thread);                                               \
+    PaceAfter(paced, rc, stream, per_thread);                                                \
     return rc;                                                                               \
   }
 VGPU_GRAPH_LAUNCH(cuGraphLaunch, false)
@@ -128,18 +167,17 @@ VGPU_LAUNCH(cuLaunch, false, (CUfunction f), (f), nullptr)
 VGPU_LAUNCH(cuLaunchGrid, false, (CUfunction f, int w, int h), (f, w, h), nullptr)
 VGPU_LAUNCH(cuLaunchGridAsync, false, (CUfunction f, int w, int h, CUstream stream), (f, w, h, stream), stream)
 
-// One kernel per device, each on its own stream. Every entry is paced on
-// the calling thread's current device: a stream does not name its device
-// without a context switch per launch (cuStreamGetCtx, cuCtxPushCurrent).
+// One kernel per device, each on its own stream: each entry is paced on
+// its stream's device.
 VGPU_HOOK CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* list, unsigned int count,
                                                         unsigned int flags) {
   VGPU_REAL(kCuda, cuLaunchCooperativeKernelMultiDevice);
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   if (!list || count == 0 || count > 64) return real(list, count, flags);
-  uint64_t tickets[64];
-  for (unsigned int i = 0; i < count; ++i) tickets[i] = PaceBefore(list[i].hStream, false);
+  Paced paced[64];
+  for (unsigned int i = 0; i < count; ++i) paced[i] = PaceBefore(list[i].hStream, false);
   const CUresult rc = real(list, count, flags);
-  for (unsigned int i = 0; i < count; ++i) PaceAfter(tickets[i], rc, list[i].hStream, false);
+  for (unsigned int i = 0; i < count; ++i) PaceAfter(paced[i], rc, list[i].hStream, false);
   return rc;
 }
 

@@ -288,7 +288,7 @@ bool LaunchPacer::Sample() {
   return random_ % kSampleEvery == 0;
 }
 
-uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_thread) {
+uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_thread, bool* foreign) {
   const double share = device->held_to().ComputeShare();
   if (share >= 1.0) return 0;
   void* context = ops_.current();
@@ -327,7 +327,8 @@ uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_threa
   void* start = TakeEvent(context);
   if (!start || !ops_.record(start, stream, per_thread)) {
     GiveEvent(context, start);
-    return 0;  // a stream of another context, say: not paced, never refused
+    if (start && foreign) *foreign = true;  // a stream of another context, say
+    return 0;
   }
   const uint64_t ticket = next_ticket_++;
   pending_.push_back(Pending{ticket, device, context, i, anchor, start, nullptr});

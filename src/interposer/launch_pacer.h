@@ -78,8 +78,11 @@ class LaunchPacer {
 
   // A launch about to go on `stream`, for the job's `device`. Waits as the
   // job's share demands, then, if the launch is measured, records the
-  // start event. Returns a ticket for After (0: nothing to do).
-  uint64_t Before(DeviceAccount* device, void* stream, bool per_thread);
+  // start event. Returns a ticket for After (0: nothing to do). *foreign
+  // (if given) is set when the runtime refused to record on `stream` (a
+  // stream of another context than the current one): nothing was done, and
+  // the caller paces the launch in the stream's context.
+  uint64_t Before(DeviceAccount* device, void* stream, bool per_thread, bool* foreign = nullptr);
   // The launch returned: `launched` says whether it succeeded; if so the
   // end event is recorded, else the ticket is dropped.
   void After(uint64_t ticket, bool launched, void* stream, bool per_thread);

@@ -15,10 +15,23 @@
  *   free                    aclrtFree of the newest one held        -> "free RC"
  *   info                    aclrtGetMemInfo(ACL_HBM_MEM)            -> "info RC FREE TOTAL"
  *   host                    aclrtGetMemInfo(ACL_DDR_MEM)            -> "host RC FREE TOTAL"
- *   work SECONDS US MODE    MODE kernel (aclrtLaunchKernel), model
- *                           (aclmdlExecuteAsync), op (aclopExecuteV2)
+ *   work SECONDS US MODE    MODE kernel (aclrtLaunchKernel), kernelv2,
+ *                           withconfig, hostargs, argsarray (the other
+ *                           aclrtLaunchKernel* forms), model
+ *                           (aclmdlExecuteAsync), op (aclopExecuteV2),
+ *                           opv1 (aclopExecute), ophandle
+ *                           (aclopExecWithHandle), compile, compilev2
+ *                           (aclopCompileAndExecute(V2)),
+ *                           aclnn (an operator of the stub operator
+ *                           library found as torch_npu finds them: dlopen
+ *                           libopapi.so, dlsym aclnnBusyGetWorkspaceSize
+ *                           and aclnnBusy)
+ *   aclnnsym NAME           which library dlsym(libopapi.so, NAME)
+ *                           answers from                           -> "aclnnsym libvgpu|libopapi|none"
  *   hold                    (see probe_common.h)
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,10 +78,44 @@ static int work_load(const char* name) {
   return 0;
 }
 
+/* The stub operator library, opened as torch_npu opens libopapi.so. */
+static void* opapi(void) {
+  static void* handle;
+  if (!handle) handle = dlopen("libopapi.so", RTLD_NOW);
+  return handle;
+}
+
+/* aclnnBusy for `us` microseconds: plan, then run on the default stream. */
+static int aclnn_busy(unsigned int us) {
+  static aclError (*plan)(uint64_t, uint64_t*, void**);
+  static aclError (*run)(void*, uint64_t, void*, aclrtStream);
+  uint64_t workspace = 0;
+  void* executor = NULL;
+  if (!run) {
+    plan = opapi() ? (aclError(*)(uint64_t, uint64_t*, void**))dlsym(opapi(), "aclnnBusyGetWorkspaceSize") : NULL;
+    run = opapi() ? (aclError(*)(void*, uint64_t, void*, aclrtStream))dlsym(opapi(), "aclnnBusy") : NULL;
+    if (!plan || !run) return -1;
+  }
+  aclError rc = plan(us, &workspace, &executor);
+  return rc == ACL_SUCCESS ? run(NULL, workspace, executor, NULL) : rc;
+}
+
 static int work_launch(const char* mode, unsigned int us) {
+  aclrtFuncHandle kernel = vgpu_stub_acl_kernel(us);
+  if (!strcmp(mode, "aclnn")) return aclnn_busy(us);
+  if (!strcmp(mode, "kernelv2")) return aclrtLaunchKernelV2(kernel, 1, NULL, 0, NULL, NULL);
+  if (!strcmp(mode, "withconfig")) return aclrtLaunchKernelWithConfig(kernel, 1, NULL, NULL, NULL, NULL);
+  if (!strcmp(mode, "hostargs")) return aclrtLaunchKernelWithHostArgs(kernel, 1, NULL, NULL, NULL, 0, NULL, 0);
+  if (!strcmp(mode, "argsarray")) return aclrtLaunchKernelWithArgsArray(kernel, 1, NULL, NULL, NULL);
+  if (!strcmp(mode, "ophandle")) return aclopExecWithHandle(kernel, 0, NULL, 0, NULL, NULL);
+  if (!strcmp(mode, "opv1")) return aclopExecute(work_op, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL);
+  if (!strcmp(mode, "compile"))
+    return aclopCompileAndExecute(work_op, 0, NULL, NULL, 0, NULL, NULL, NULL, 0, 0, NULL, NULL);
+  if (!strcmp(mode, "compilev2"))
+    return aclopCompileAndExecuteV2(work_op, 0, NULL, NULL, 0, NULL, NULL, NULL, 0, 0, NULL, NULL);
   if (!strcmp(mode, "model")) return aclmdlExecuteAsync(us, NULL, NULL, NULL);
   if (!strcmp(mode, "op")) return aclopExecuteV2(work_op, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL);
-  return aclrtLaunchKernel(vgpu_stub_acl_kernel(us), 1, NULL, 0, NULL);
+  return aclrtLaunchKernel(kernel, 1, NULL, 0, NULL);
 }
 
 static int work_sync(void) { return aclrtSynchronizeDevice(); }
@@ -101,6 +148,14 @@ int main(int argc, char** argv) {
       held_t h;
       if (!take(&h)) continue;
       printf("free %d\n", aclrtFree((void*)(uintptr_t)h.key));
+    } else if (!strcmp(c, "aclnnsym")) {
+      void* fn = opapi() ? dlsym(opapi(), a1) : NULL;
+      Dl_info info;
+      const char* lib = !fn ? "none" : !dladdr(fn, &info) || !info.dli_fname ? "unknown"
+                        : strstr(info.dli_fname, "libvgpu")                ? "libvgpu"
+                        : strstr(info.dli_fname, "libopapi")               ? "libopapi"
+                                                                           : info.dli_fname;
+      printf("aclnnsym %s\n", lib), ++i;
     } else if (vmm_command(&vmm, argc, argv, &i)) {
     } else if (!strcmp(c, "info") || !strcmp(c, "host")) {
       size_t f = 0, t = 0;

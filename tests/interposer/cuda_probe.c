@@ -47,7 +47,9 @@
  *   exec CMD...             execs itself with the remaining commands
  *   work SECONDS US MODE    launches US-microsecond kernels of the stub
  *                           back to back for SECONDS (MODE: kernel,
- *                           ptsz, ex, coop, graph), synchronising after
+ *                           ptsz, ex, coop, graph, otherctx: into a
+ *                           stream of device 1's context while the
+ *                           device of init stays current), synchronising after
  *                           each                                    -> "work N BUSY_MS WALL_MS"
  *   hold                    prints "hold", sleeps until killed
  * Graphs that allocate memory (the address of each allocation node is held
@@ -98,7 +100,28 @@ static int work_load(const char* name) {
   return rc;
 }
 
-/* MODE: kernel (cuLaunchKernel), ptsz, ex, coop, graph, and the launches
+/* A stream of a context on device 1, made while the current context (on
+ * the device of `init`) stays current: for launches into another
+ * context's stream, as a CUkernel may be launched. */
+static CUstream other_stream;
+static CUstream other_context_stream(void) {
+  CUcontext here = NULL, there = NULL;
+  CUdevice d1 = 0;
+  if (other_stream) return other_stream;
+  if (cuCtxGetCurrent(&here) == CUDA_SUCCESS && cuDeviceGet(&d1, 1) == CUDA_SUCCESS &&
+      cuCtxCreate_v2(&there, 0, d1) == CUDA_SUCCESS && cuStreamCreate(&other_stream, 0) != CUDA_SUCCESS)
+    other_stream = NULL;
+  cuCtxSetCurrent(here);
+  return other_stream;
+}
+
+static int work_sync(void) {
+  int rc = cuCtxSynchronize();
+  return rc == CUDA_SUCCESS && other_stream ? cuStreamSynchronize(other_stream) : rc;
+}
+
+/* MODE: kernel (cuLaunchKernel), ptsz, ex, coop, graph, otherctx
+ * (cuLaunchKernel into a stream of device 1's context), and the launches
  * before CUDA 4.0 (launch: cuLaunch, grid: cuLaunchGrid, gridasync) and
  * multi (cuLaunchCooperativeKernelMultiDevice with one entry). */
 static int work_launch(const char* mode, unsigned int us) {
@@ -111,6 +134,10 @@ static int work_launch(const char* mode, unsigned int us) {
   if (!strcmp(mode, "ptsz")) return cuLaunchKernel_ptsz(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
   if (!strcmp(mode, "coop")) return cuLaunchCooperativeKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL);
   if (!strcmp(mode, "graph")) return cuGraphLaunch(vgpu_stub_cuda_graph(us), NULL);
+  if (!strcmp(mode, "otherctx")) {
+    CUstream s = other_context_stream();
+    return s ? cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL) : CUDA_ERROR_INVALID_CONTEXT;
+  }
   if (!strcmp(mode, "ex")) {
     CUlaunchConfig c;
     memset(&c, 0, sizeof(c));
@@ -120,7 +147,7 @@ static int work_launch(const char* mode, unsigned int us) {
   return cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
 }
 
-static const probe_api api = {work_load, work_launch, cuCtxSynchronize, vgpu_stub_cuda_busy_ns};
+static const probe_api api = {work_load, work_launch, work_sync, vgpu_stub_cuda_busy_ns};
 
 static CUdevice device = 0; /* the device of `init` */
 

@@ -24,7 +24,8 @@
  *   type "busy_<N>us" (aclopExecuteV2). Work is queued on the current
  *   device's clock and returns at once; aclrtSynchronizeDevice/Stream wait
  *   for this process's last work there. Test exports: vgpu_stub_acl_kernel(),
- *   vgpu_stub_acl_busy_ns().
+ *   vgpu_stub_acl_busy_ns(), vgpu_stub_acl_internal_launch() (the runtime's
+ *   internal launch, for the stub operator library opapi_stub.c).
  * Events: as in the other stubs; aclrtQueryEventStatus reports
  *   ACL_EVENT_RECORDED_STATUS_COMPLETE once the event's time has come.
  *
@@ -56,6 +57,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
 aclrtFuncHandle vgpu_stub_acl_kernel(unsigned int duration_us);
+aclError vgpu_stub_acl_internal_launch(unsigned int duration_us);
 unsigned long long vgpu_stub_acl_busy_ns(void);
 
 static pthread_mutex_t g_init_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -195,6 +197,14 @@ aclrtFuncHandle vgpu_stub_acl_kernel(unsigned int duration_us) {
   return work_of(duration_us, &f) == ACL_SUCCESS ? (aclrtFuncHandle)(uintptr_t)f : NULL;
 }
 
+/* The runtime's internal launch, which operator libraries (libopapi.so,
+ * opapi_stub.c) use and no public entry point shows: work of N us. */
+aclError vgpu_stub_acl_internal_launch(unsigned int duration_us) {
+  uint64_t f = 0;
+  TRY(work_of(duration_us, &f));
+  return accel_launch((const void*)(uintptr_t)f, TAG_FUNC, ACL_ERROR_INVALID_PARAM);
+}
+
 aclError aclrtLaunchKernel(aclrtFuncHandle function, uint32_t blocks, const void* args, size_t args_size,
                            aclrtStream stream) {
   return accel_launch(function, TAG_FUNC, ACL_ERROR_INVALID_PARAM);
@@ -218,6 +228,49 @@ aclError aclopExecuteV2(const char* op_type, int num_inputs, aclTensorDesc* inpu
   uint64_t f;
   TRY(accel_function(op_type != NULL, 1, op_type, &f));
   return accel_launch((const void*)(uintptr_t)f, TAG_FUNC, ACL_ERROR_INVALID_PARAM);
+}
+
+/* The other launch forms and single-operator entry points: as
+ * aclrtLaunchKernel (function handles, aclopExecWithHandle's handle too)
+ * and aclopExecuteV2 (operator types). */
+aclError aclrtLaunchKernelV2(aclrtFuncHandle function, uint32_t blocks, const void* args, size_t args_size,
+                             aclrtLaunchKernelCfg* cfg, aclrtStream stream) {
+  return aclrtLaunchKernel(function, blocks, args, args_size, stream);
+}
+aclError aclrtLaunchKernelWithConfig(aclrtFuncHandle function, uint32_t blocks, aclrtStream stream,
+                                     aclrtLaunchKernelCfg* cfg, aclrtArgsHandle args, void* reserve) {
+  return aclrtLaunchKernel(function, blocks, NULL, 0, stream);
+}
+aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle function, uint32_t blocks, aclrtStream stream,
+                                       aclrtLaunchKernelCfg* cfg, void* host_args, size_t args_size,
+                                       aclrtPlaceHolderInfo* placeholders, size_t placeholder_count) {
+  return aclrtLaunchKernel(function, blocks, host_args, args_size, stream);
+}
+aclError aclrtLaunchKernelWithArgsArray(void* function, uint32_t blocks, aclrtStream stream,
+                                        aclrtLaunchKernelCfg* cfg, void** args) {
+  return aclrtLaunchKernel(function, blocks, NULL, 0, stream);
+}
+aclError aclopExecute(const char* op_type, int num_inputs, const aclTensorDesc* const input_desc[],
+                      const aclDataBuffer* const inputs[], int num_outputs, const aclTensorDesc* const output_desc[],
+                      aclDataBuffer* const outputs[], const aclopAttr* attr, aclrtStream stream) {
+  return aclopExecuteV2(op_type, 0, NULL, NULL, 0, NULL, NULL, NULL, stream);
+}
+aclError aclopExecWithHandle(aclopHandle handle, int num_inputs, const aclDataBuffer* const inputs[],
+                             int num_outputs, aclDataBuffer* const outputs[], aclrtStream stream) {
+  return aclrtLaunchKernel(handle, 1, NULL, 0, stream);
+}
+aclError aclopCompileAndExecute(const char* op_type, int num_inputs, const aclTensorDesc* const input_desc[],
+                                const aclDataBuffer* const inputs[], int num_outputs,
+                                const aclTensorDesc* const output_desc[], aclDataBuffer* const outputs[],
+                                const aclopAttr* attr, aclopEngineType engine, aclopCompileType compile,
+                                const char* op_path, aclrtStream stream) {
+  return aclopExecuteV2(op_type, 0, NULL, NULL, 0, NULL, NULL, NULL, stream);
+}
+aclError aclopCompileAndExecuteV2(const char* op_type, int num_inputs, aclTensorDesc* input_desc[],
+                                  aclDataBuffer* inputs[], int num_outputs, aclTensorDesc* output_desc[],
+                                  aclDataBuffer* outputs[], aclopAttr* attr, aclopEngineType engine,
+                                  aclopCompileType compile, const char* op_path, aclrtStream stream) {
+  return aclopExecuteV2(op_type, 0, NULL, NULL, 0, NULL, NULL, NULL, stream);
 }
 
 aclError aclrtSynchronizeDevice(void) { return accel_synchronize(); }

@@ -28,9 +28,9 @@
  * runs N microseconds, vgpu_stub_cuda_graph(N) a graph exec that does (both
  * tagged integers, never dereferenced). A launch returns at once; on the
  * current context's device it runs from max(now, busy-until) for its time.
- * cuCtxSynchronize/cuStreamSynchronize (any stream) sleep until this
- * process's last kernel on the current device has ended. Stream arguments
- * are otherwise ignored. Test exports: vgpu_stub_cuda_graph(),
+ * cuCtxSynchronize/cuStreamSynchronize sleep until this process's last
+ * kernel on the current (the stream's) device has ended. Streams:
+ * cuda_stub_streams.h. Test exports: vgpu_stub_cuda_graph(),
  * vgpu_stub_cuda_kernels_launched(), vgpu_stub_cuda_busy_ns() (sum of the
  * durations this process launched).
  *
@@ -96,6 +96,8 @@ static _Thread_local CUcontext t_current;
 static int ready(void) { return atomic_load_explicit(&g_ready, memory_order_acquire); }
 
 static int api_ready(void) { return ready() ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED; }
+
+#include "cuda_stub_streams.h"
 
 /* The current context's device; CUDA_ERROR_INVALID_CONTEXT without one. */
 static int api_current_device(int* device) {
@@ -247,7 +249,7 @@ CUresult cuCtxSynchronize(void) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuStreamSynchronize(CUstream stream) { return cuCtxSynchronize(); }
+CUresult cuStreamSynchronize(CUstream stream) { return ON_STREAM(stream, cuCtxSynchronize()); }
 
 /* Needs a current context; the image is not read. */
 CUresult cuModuleLoadData(CUmodule* module, const void* image) {
@@ -328,19 +330,19 @@ CUresult cuArrayDestroy(CUarray array) { return accel_release(KIND_ARRAY, (uint6
 
 
 
-/* Every launch variant: the kernel's time on the current context's device
- * (of config->hStream for cuLaunchKernelEx: streams are not modelled). */
+/* Every launch variant: the kernel's time on its stream's device
+ * (cuda_stub_streams.h; config->hStream for cuLaunchKernelEx). */
 CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                         unsigned int by, unsigned int bz, unsigned int shm, CUstream s, void** p, void** e) {
-  return launch_tagged(f, TAG_FUNC);
+  return ON_STREAM(s, launch_tagged(f, TAG_FUNC));
 }
 CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                              unsigned int by, unsigned int bz, unsigned int shm, CUstream s, void** p, void** e) {
-  return launch_tagged(f, TAG_FUNC);
+  return ON_STREAM(s, launch_tagged(f, TAG_FUNC));
 }
 CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
   if (config == NULL) return ready() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
-  return launch_tagged(f, TAG_FUNC);
+  return ON_STREAM(config->hStream, launch_tagged(f, TAG_FUNC));
 }
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
   return cuLaunchKernelEx(config, f, params, extra);
@@ -348,18 +350,18 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void*
 CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                                    unsigned int bx, unsigned int by, unsigned int bz, unsigned int shm,
                                    CUstream s, void** p) {
-  return launch_tagged(f, TAG_FUNC);
+  return ON_STREAM(s, launch_tagged(f, TAG_FUNC));
 }
 CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                                         unsigned int bx, unsigned int by, unsigned int bz, unsigned int shm,
                                         CUstream s, void** p) {
-  return launch_tagged(f, TAG_FUNC);
+  return ON_STREAM(s, launch_tagged(f, TAG_FUNC));
 }
 /* An executable graph with memory (stub_graph.h), else a timed one. */
 CUresult cuGraphLaunch(CUgraphExec graph, CUstream s) {
   int rc;
   TRY(api_ready());
-  return graph_exec_launch((uint64_t)(uintptr_t)graph, &rc) ? rc : launch_tagged(graph, TAG_GRAPH);
+  return graph_exec_launch((uint64_t)(uintptr_t)graph, &rc) ? rc : ON_STREAM(s, launch_tagged(graph, TAG_GRAPH));
 }
 CUresult cuGraphLaunch_ptsz(CUgraphExec graph, CUstream s) { return cuGraphLaunch(graph, s); }
 
@@ -380,8 +382,15 @@ CUresult cuEventCreate(CUevent* event, unsigned int flags) {
 /* A pending event may be destroyed, as with the real driver. */
 CUresult cuEventDestroy_v2(CUevent event) { return accel_event_destroy((uintptr_t)event); }
 
-/* On the event's device, whatever the stream and the current context. */
-CUresult cuEventRecord(CUevent event, CUstream stream) { return accel_event_record((uintptr_t)event); }
+/* On the event's device, whatever the current context; a stream of
+ * another device's context: CUDA_ERROR_INVALID_HANDLE. */
+CUresult cuEventRecord(CUevent event, CUstream stream) {
+  CUcontext ctx = stream_context(stream);
+  accel_event ev;
+  if (ctx != NULL && (get_event((uintptr_t)event, &ev) != CUDA_SUCCESS || ev.device != ctx->device))
+    return CUDA_ERROR_INVALID_HANDLE;
+  return accel_event_record((uintptr_t)event);
+}
 CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) { return cuEventRecord(event, stream); }
 
 CUresult cuEventQuery(CUevent event) { return accel_event_query((uintptr_t)event); }
@@ -421,6 +430,9 @@ static const proc_t g_procs[] = {
     P("cuCtxDestroy", 3020, cuCtxDestroy_v2), P("cuCtxSetCurrent", 0, cuCtxSetCurrent),
     P("cuCtxGetCurrent", 0, cuCtxGetCurrent), P("cuCtxGetDevice", 0, cuCtxGetDevice),
     P("cuCtxSynchronize", 0, cuCtxSynchronize), P("cuStreamSynchronize", 0, cuStreamSynchronize),
+    P("cuStreamCreate", 0, cuStreamCreate), P("cuStreamDestroy", 4000, cuStreamDestroy_v2),
+    PT("cuStreamGetCtx", cuStreamGetCtx), P("cuCtxPushCurrent", 4000, cuCtxPushCurrent_v2),
+    P("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2),
     P("cuModuleLoadData", 0, cuModuleLoadData), P("cuModuleGetFunction", 0, cuModuleGetFunction),
     P("cuMemGetInfo", 3020, cuMemGetInfo_v2), P("cuMemAlloc", 3020, cuMemAlloc_v2), P("cuMemAlloc", 0, cuMemAlloc),
     P("cuMemAllocPitch", 3020, cuMemAllocPitch_v2), P("cuMemAllocManaged", 0, cuMemAllocManaged),

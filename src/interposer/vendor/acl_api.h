@@ -109,6 +109,40 @@ aclError aclmdlExecuteAsync(uint32_t model_id, const aclmdlDataset* input, aclmd
 aclError aclopExecuteV2(const char* op_type, int num_inputs, aclTensorDesc* input_desc[],
                         aclDataBuffer* inputs[], int num_outputs, aclTensorDesc* output_desc[],
                         aclDataBuffer* outputs[], aclopAttr* attr, aclrtStream stream);
+/* Kernel launches of CANN 8.5+ (configuration, host-side arguments) and
+ * the other single-operator entry points. */
+typedef struct aclrtLaunchKernelCfg aclrtLaunchKernelCfg;
+typedef void* aclrtArgsHandle;
+typedef struct aclrtPlaceHolderInfo {
+  uint32_t addrOffset;
+  uint32_t dataOffset;
+} aclrtPlaceHolderInfo;
+typedef void* aclopHandle;
+typedef int aclopEngineType;
+typedef int aclopCompileType;
+aclError aclrtLaunchKernelV2(aclrtFuncHandle function, uint32_t blocks, const void* args, size_t args_size,
+                             aclrtLaunchKernelCfg* cfg, aclrtStream stream);
+aclError aclrtLaunchKernelWithConfig(aclrtFuncHandle function, uint32_t blocks, aclrtStream stream,
+                                     aclrtLaunchKernelCfg* cfg, aclrtArgsHandle args, void* reserve);
+aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle function, uint32_t blocks, aclrtStream stream,
+                                       aclrtLaunchKernelCfg* cfg, void* host_args, size_t args_size,
+                                       aclrtPlaceHolderInfo* placeholders, size_t placeholder_count);
+aclError aclrtLaunchKernelWithArgsArray(void* function, uint32_t blocks, aclrtStream stream,
+                                        aclrtLaunchKernelCfg* cfg, void** args);
+aclError aclopExecute(const char* op_type, int num_inputs, const aclTensorDesc* const input_desc[],
+                      const aclDataBuffer* const inputs[], int num_outputs, const aclTensorDesc* const output_desc[],
+                      aclDataBuffer* const outputs[], const aclopAttr* attr, aclrtStream stream);
+aclError aclopExecWithHandle(aclopHandle handle, int num_inputs, const aclDataBuffer* const inputs[],
+                             int num_outputs, aclDataBuffer* const outputs[], aclrtStream stream);
+aclError aclopCompileAndExecute(const char* op_type, int num_inputs, const aclTensorDesc* const input_desc[],
+                                const aclDataBuffer* const inputs[], int num_outputs,
+                                const aclTensorDesc* const output_desc[], aclDataBuffer* const outputs[],
+                                const aclopAttr* attr, aclopEngineType engine, aclopCompileType compile,
+                                const char* op_path, aclrtStream stream);
+aclError aclopCompileAndExecuteV2(const char* op_type, int num_inputs, aclTensorDesc* input_desc[],
+                                  aclDataBuffer* inputs[], int num_outputs, aclTensorDesc* output_desc[],
+                                  aclDataBuffer* outputs[], aclopAttr* attr, aclopEngineType engine,
+                                  aclopCompileType compile, const char* op_path, aclrtStream stream);
 aclError aclrtSynchronizeDevice(void);
 aclError aclrtSynchronizeStream(aclrtStream stream);
 

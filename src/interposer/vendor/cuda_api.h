@@ -160,6 +160,14 @@ CUresult cuCtxGetCurrent(CUcontext* ctx);
 CUresult cuCtxGetDevice(CUdevice* device);
 CUresult cuCtxSynchronize(void);
 CUresult cuStreamSynchronize(CUstream stream);
+/* Streams belong to a context; a launch into a stream of another context
+ * than the current one runs there (a CUkernel may be launched so). */
+CUresult cuStreamCreate(CUstream* stream, unsigned int flags);
+CUresult cuStreamDestroy_v2(CUstream stream);
+CUresult cuStreamGetCtx(CUstream stream, CUcontext* ctx);
+CUresult cuStreamGetCtx_ptsz(CUstream stream, CUcontext* ctx);
+CUresult cuCtxPushCurrent_v2(CUcontext ctx);
+CUresult cuCtxPopCurrent_v2(CUcontext* ctx);
 CUresult cuModuleLoadData(CUmodule* module, const void* image);
 CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, const char* name);
 

@@ -1,9 +1,12 @@
-# Sourced by tests/interposer/run: graphs that allocate device memory when
-# they run (graph_charges.h). Nothing is allocated when an allocation node is
-# made or a stream-ordered allocation is captured; the driver takes the
-# memory from the device's graph pool at launch and keeps it until a trim,
-# so the job is charged what that pool reserves and a launch that would not
-# fit is refused before anything runs.
+# Sourced by tests/interposer/run: what frameworks run that is not a plain
+# allocation or launch.
+#
+# Graphs that allocate device memory when they run (graph_charges.h), as
+# PyTorch's CUDA graphs with the cudaMallocAsync backend do. Nothing is
+# allocated when an allocation node is made or a stream-ordered allocation
+# is captured; the driver takes the memory from the device's graph pool at
+# launch and keeps it until a trim, so the job is charged what that pool
+# reserves and a launch that would not fit is refused before anything runs.
 
 t_graph_memory_is_charged_at_launch() {
 	local id m=$((800 * 1048576)) mode
@@ -85,5 +88,36 @@ t_hip_graph_memory_is_charged_at_launch() {
 		"init 0|proc 0 libvgpu|proc 0 libvgpu|proc 0 libvgpu"
 }
 
-GRAPH_TESTS=(graph_memory_is_charged_at_launch captured_allocations_are_charged_at_launch
-	hip_graph_memory_is_charged_at_launch)
+# aclnn operators (torch_npu's path): the operator library queues their work
+# through the runtime's internal calls, so dlsym hands out a paced stand-in
+# for each operator's run function (aclnn_hooks.cc).
+t_aclnn_operators_are_paced() {
+	local id out
+	id=$(acl_job $GIB) || fail "job setup" # 10 shares
+	expect "dlsym hands out a stand-in for an operator's run function, the library's own for the rest" \
+		"$(lines "$(acl_probe "$id" -- aclnnsym aclnnBusy aclnnsym aclnnBusyGetWorkspaceSize aclnnsym aclnnInit aclnnsym aclnnNoSuchOp)")" \
+		"aclnnsym libvgpu|aclnnsym libopapi|aclnnsym libopapi|aclnnsym none"
+	out=$(env LD_PRELOAD= "$ACL_PROBE" init work 0.6 5000 aclnn | grep ^work)
+	[ "$(busy "$out")" -ge 80 ] || fail "the stub operator library without libvgpu kept the device only $(busy "$out") % busy ($out)"
+	out=$(acl_probe "$id" -- init work 0.6 5000 aclnn | grep ^work)
+	[ "$(busy "$out")" -ge 3 ] && [ "$(busy "$out")" -le 25 ] ||
+		fail "aclnn operators at 10 shares kept the device $(busy "$out") % busy ($out)"
+}
+
+# A CUkernel (CUDA 12's context-free kernels) may be launched into a stream
+# of another context than the current one, and runs on that context's
+# device: it is paced there (launch_hooks.cc), not on the current device,
+# and not left unpaced because the pacer's events cannot be recorded on a
+# stream of another context.
+t_kernels_on_another_contexts_stream_are_paced() {
+	local id out
+	out=$(env LD_PRELOAD= "$PROBE" init work 0.6 5000 otherctx | grep ^work)
+	[ "$(busy "$out")" -ge 80 ] || fail "the stub driver without libvgpu kept device 1 only $(busy "$out") % busy ($out)"
+	id=$(limits_job "$DEV0,$GIB,10,100" "$DEV1,$GIB,10,100") || fail "job setup"
+	out=$(probe "$id" -- init work 0.6 5000 otherctx | grep ^work)
+	[ "$(busy "$out")" -ge 3 ] && [ "$(busy "$out")" -le 25 ] ||
+		fail "kernels on device 1's stream at 10 shares, device 0 current, kept it $(busy "$out") % busy ($out)"
+}
+
+FRAMEWORK_TESTS=(kernels_on_another_contexts_stream_are_paced graph_memory_is_charged_at_launch captured_allocations_are_charged_at_launch
+	hip_graph_memory_is_charged_at_launch aclnn_operators_are_paced)
