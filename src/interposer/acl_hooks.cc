@@ -44,10 +44,6 @@ DeviceAccount* AccountOf(int32_t dev) {
   });
 }
 
-aclError AdmitHere(uint64_t bytes, Gate* g) {
-  *g = Admit(bytes, [] { return AccountOf(CurrentDevice()); });
-  return g->refused ? ACL_ERROR_RT_MEMORY_ALLOCATION : ACL_SUCCESS;
-}
 
 bool IsDeviceMemory(aclrtMemAttr attr) {
   return attr == ACL_HBM_MEM || attr == ACL_HBM_MEM_HUGE || attr == ACL_HBM_MEM_NORMAL ||
@@ -91,6 +87,11 @@ LaunchPacer& PacerAclEvents() {
 
 }  // namespace
 
+aclError AclAdmitHere(uint64_t bytes, Gate* g) {
+  *g = Admit(bytes, [] { return AccountOf(CurrentDevice()); });
+  return g->refused ? ACL_ERROR_RT_MEMORY_ALLOCATION : ACL_SUCCESS;
+}
+
 uint64_t AclPaceBefore(aclrtStream stream) {
   Enforcer& e = Enforcer::Get();
   if (!e.active()) return 0;
@@ -122,7 +123,7 @@ VGPU_HOOK aclError aclInit(const char* config_path) {
     if (!real) return ACL_ERROR_UNINITIALIZE;                                             \
     if (size == 0) return real args; /* refused by the runtime itself */                 \
     Gate g;                                                                               \
-    if (aclError refused = AdmitHere(size, &g)) return refused;                           \
+    if (aclError refused = AclAdmitHere(size, &g)) return refused;                           \
     aclError rc = real args;                                                              \
     Settle(g, rc == ACL_SUCCESS, Kind::kPointer, ptr ? reinterpret_cast<uint64_t>(*ptr) : 0); \
     return rc;                                                                            \

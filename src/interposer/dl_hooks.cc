@@ -24,7 +24,7 @@ void* HookByName(const char* name) {
                                  {kCudaLaunchHooks, kCudaLaunchHookCount}, {kNvmlHooks, kNvmlHookCount},
                                  {kHipHooks, kHipHookCount}, {kHipMemoryHooks, kHipMemoryHookCount},
                                  {kHipPoolHooks, kHipPoolHookCount}, {kHipGraphHooks, kHipGraphHookCount},
-                                 {kAclHooks, kAclHookCount}};
+                                 {kAclHooks, kAclHookCount}, {kAclModelHooks, kAclModelHookCount}};
   for (const Table& t : tables)
     for (size_t i = 0; i < t.count; ++i)
       if (std::strcmp(t.hooks[i].name, name) == 0) return t.hooks[i].function;

@@ -55,7 +55,7 @@ struct DeviceAccount {
 class Enforcer {
  public:
   enum class Mode { kInactive, kActive, kFailClosed };
-  enum class Kind { kPointer, kHandle, kArray };  // what an allocation key is
+  enum class Kind { kPointer, kHandle, kArray, kModel };  // what an allocation key is
 
   // The process's enforcer, made on first use (thread-safe), never freed:
   // hooks may run during exit, after static destructors.
@@ -108,7 +108,7 @@ class Enforcer {
   std::vector<std::unique_ptr<DeviceAccount>> devices_;
 
   std::mutex allocations_lock_;
-  AllocationTable allocations_[3];
+  AllocationTable allocations_[4];  // by Kind
 
   std::mutex messages_lock_;
   std::vector<std::string> said_;

@@ -19,7 +19,7 @@ struct Hook {
 // Each vendor's hooks (cuda_hooks.cc, cuda_vmm_hooks.cc,
 // cuda_pool_hooks.cc, cuda_graph_hooks.cc, cuda_legacy_hooks.cc, cuda_limit_hooks.cc, launch_hooks.cc, nvml_hooks.cc,
 // hip_hooks.cc, hip_memory_hooks.cc, hip_pool_hooks.cc, hip_graph_hooks.cc,
-// acl_hooks.cc).
+// acl_hooks.cc, acl_model_hooks.cc).
 extern const Hook kCudaHooks[];
 extern const size_t kCudaHookCount;
 extern const Hook kCudaLimitHooks[];
@@ -46,6 +46,8 @@ extern const Hook kHipGraphHooks[];
 extern const size_t kHipGraphHookCount;
 extern const Hook kAclHooks[];
 extern const size_t kAclHookCount;
+extern const Hook kAclModelHooks[];
+extern const size_t kAclModelHookCount;
 
 // Our hook for exported name `name`, or null.
 void* HookByName(const char* name);

@@ -26,6 +26,15 @@
  *                           library found as torch_npu finds them: dlopen
  *                           libopapi.so, dlsym aclnnBusyGetWorkspaceSize
  *                           and aclnnBusy)
+ *   mload HOW WORK WEIGHT   loads a stub model of WORK work and WEIGHT
+ *                           weight bytes (acl_stub_models.h): HOW file,
+ *                           mem, fileq, memq (the runtime allocates both),
+ *                           filemem (aclmdlLoadFromFileWithMem with both
+ *                           from aclrtMalloc), fileweight (work from
+ *                           aclrtMalloc, weight by the runtime), config
+ *                           (aclmdlLoadWithConfig of the file), configmem
+ *                           (of the model in memory, work from aclrtMalloc) -> "mload RC"
+ *   munload                 aclmdlUnload of the newest model loaded  -> "munload RC"
  *   aclnnsym NAME           which library dlsym(libopapi.so, NAME)
  *                           answers from                           -> "aclnnsym libvgpu|libopapi|none"
  *   hold                    (see probe_common.h)
@@ -100,6 +109,50 @@ static int aclnn_busy(unsigned int us) {
   return rc == ACL_SUCCESS ? run(NULL, workspace, executor, NULL) : rc;
 }
 
+/* Models loaded by mload, newest last. */
+static uint32_t models[64];
+static int nmodels;
+
+static aclError model_load(const char* how, size_t work, size_t weight) {
+  char name[96];
+  void *work_mem = NULL, *weight_mem = NULL;
+  uint32_t id = 0;
+  aclError rc = ACL_SUCCESS;
+  snprintf(name, sizeof(name), "/models/model-%zu-%zu.om", work, weight);
+  const char* text = strrchr(name, '/') + 1;
+  const size_t text_size = strlen(text) - 3; /* without ".om" */
+  if (!strcmp(how, "filemem") || !strcmp(how, "fileweight") || !strcmp(how, "configmem"))
+    rc = aclrtMalloc(&work_mem, work, ACL_MEM_MALLOC_HUGE_FIRST);
+  if (rc == ACL_SUCCESS && !strcmp(how, "filemem")) rc = aclrtMalloc(&weight_mem, weight, ACL_MEM_MALLOC_HUGE_FIRST);
+  if (rc != ACL_SUCCESS) return rc;
+  if (!strcmp(how, "file")) rc = aclmdlLoadFromFile(name, &id);
+  else if (!strcmp(how, "mem")) rc = aclmdlLoadFromMem(text, text_size, &id);
+  else if (!strcmp(how, "fileq")) rc = aclmdlLoadFromFileWithQ(name, &id, NULL, 0, NULL, 0);
+  else if (!strcmp(how, "memq")) rc = aclmdlLoadFromMemWithQ(text, text_size, &id, NULL, 0, NULL, 0);
+  else if (!strcmp(how, "filemem") || !strcmp(how, "fileweight"))
+    rc = aclmdlLoadFromFileWithMem(name, &id, work_mem, work, weight_mem, weight);
+  else {
+    aclmdlConfigHandle* config = aclmdlCreateConfigHandle();
+    const int mem = !strcmp(how, "configmem");
+    size_t type = mem ? ACL_MDL_LOAD_FROM_MEM_WITH_MEM : ACL_MDL_LOAD_FROM_FILE;
+    const char* path = name;
+    const void* model = text;
+    size_t model_size = text_size;
+    aclmdlSetConfigOpt(config, ACL_MDL_LOAD_TYPE_SIZET, &type, sizeof(type));
+    if (mem) {
+      aclmdlSetConfigOpt(config, ACL_MDL_MEM_ADDR_PTR, &model, sizeof(model));
+      aclmdlSetConfigOpt(config, ACL_MDL_MEM_SIZET, &model_size, sizeof(model_size));
+      aclmdlSetConfigOpt(config, ACL_MDL_WORKSPACE_ADDR_PTR, &work_mem, sizeof(work_mem));
+    } else {
+      aclmdlSetConfigOpt(config, ACL_MDL_PATH_PTR, &path, sizeof(path));
+    }
+    rc = aclmdlLoadWithConfig(config, &id);
+    aclmdlDestroyConfigHandle(config);
+  }
+  if (rc == ACL_SUCCESS && nmodels < 64) models[nmodels++] = id;
+  return rc;
+}
+
 static int work_launch(const char* mode, unsigned int us) {
   aclrtFuncHandle kernel = vgpu_stub_acl_kernel(us);
   if (!strcmp(mode, "aclnn")) return aclnn_busy(us);
@@ -148,6 +201,10 @@ int main(int argc, char** argv) {
       held_t h;
       if (!take(&h)) continue;
       printf("free %d\n", aclrtFree((void*)(uintptr_t)h.key));
+    } else if (!strcmp(c, "mload")) {
+      printf("mload %d\n", model_load(a1, num(arg(argc, argv, i + 2)), num(arg(argc, argv, i + 3)))), i += 3;
+    } else if (!strcmp(c, "munload")) {
+      printf("munload %d\n", nmodels ? aclmdlUnload(models[--nmodels]) : -1);
     } else if (!strcmp(c, "aclnnsym")) {
       void* fn = opapi() ? dlsym(opapi(), a1) : NULL;
       Dl_info info;

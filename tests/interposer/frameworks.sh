@@ -119,5 +119,33 @@ t_kernels_on_another_contexts_stream_are_paced() {
 		fail "kernels on device 1's stream at 10 shares, device 0 current, kept it $(busy "$out") % busy ($out)"
 }
 
-FRAMEWORK_TESTS=(kernels_on_another_contexts_stream_are_paced graph_memory_is_charged_at_launch captured_allocations_are_charged_at_launch
+# Offline models on Ascend: the runtime allocates a model's work and weight
+# memory itself unless the program hands it in; that part is charged at
+# the load (as aclmdlQuerySize says) and given back at aclmdlUnload.
+t_acl_model_loads_are_charged() {
+	local id how mib=1048576
+	expect "the stub runtime without libvgpu: a loaded model takes device memory" \
+		"$(lines "$(env LD_PRELOAD= "$ACL_PROBE" init mload file $((6 * GIB)) $GIB alloc $((2 * GIB)) munload alloc $((2 * GIB)))")" \
+		"init 0|mload 0|alloc 207001|munload 0|alloc 0"
+	id=$(acl_job $GIB) || fail "job setup"
+	for how in file mem fileq memq config; do
+		expect "$how: a model of 600 + 600 MiB is refused, nothing taken" \
+			"$(lines "$(acl_probe "$id" -- init mload $how $((600 * mib)) $((600 * mib)) alloc $((800 * mib)))")" \
+			"init 0|mload 207001|alloc 0"
+		expect "$how: 300 + 300 MiB is charged until unloaded" \
+			"$(lines "$(acl_probe "$id" -- init mload $how $((300 * mib)) $((300 * mib)) alloc $((800 * mib)) munload alloc $((800 * mib)))")" \
+			"init 0|mload 0|alloc 207001|munload 0|alloc 0"
+	done
+	expect "aclmdlLoadFromFileWithMem with both parts from aclrtMalloc: charged once" \
+		"$(lines "$(acl_probe "$id" -- init mload filemem $((400 * mib)) $((400 * mib)) alloc $((200 * mib)) alloc $((100 * mib)))")" \
+		"init 0|mload 0|alloc 0|alloc 207001"
+	expect "WithMem with a null weight pointer: the runtime's weight memory is charged" \
+		"$(lines "$(acl_probe "$id" -- init mload fileweight $((400 * mib)) $((400 * mib)) alloc $((200 * mib)) alloc $((100 * mib)))")" \
+		"init 0|mload 0|alloc 0|alloc 207001"
+	expect "a config handle with the work memory handed in: the weight is charged" \
+		"$(lines "$(acl_probe "$id" -- init mload configmem $((400 * mib)) $((700 * mib)))")" \
+		"init 0|mload 207001"
+}
+
+FRAMEWORK_TESTS=(acl_model_loads_are_charged kernels_on_another_contexts_stream_are_paced graph_memory_is_charged_at_launch captured_allocations_are_charged_at_launch
 	hip_graph_memory_is_charged_at_launch aclnn_operators_are_paced)

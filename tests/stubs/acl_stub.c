@@ -26,6 +26,7 @@
  *   for this process's last work there. Test exports: vgpu_stub_acl_kernel(),
  *   vgpu_stub_acl_busy_ns(), vgpu_stub_acl_internal_launch() (the runtime's
  *   internal launch, for the stub operator library opapi_stub.c).
+ * Models that take memory when loaded: acl_stub_models.h.
  * Events: as in the other stubs; aclrtQueryEventStatus reports
  *   ACL_EVENT_RECORDED_STATUS_COMPLETE once the event's time has come.
  *
@@ -303,3 +304,5 @@ aclError aclrtEventElapsedTime(float* milliseconds, aclrtEvent start, aclrtEvent
 }
 
 unsigned long long vgpu_stub_acl_busy_ns(void) { return atomic_load(&g_busy_ns); }
+
+#include "acl_stub_models.h"

@@ -143,6 +143,40 @@ aclError aclopCompileAndExecuteV2(const char* op_type, int num_inputs, aclTensor
                                   aclDataBuffer* inputs[], int num_outputs, aclTensorDesc* output_desc[],
                                   aclDataBuffer* outputs[], aclopAttr* attr, aclopEngineType engine,
                                   aclopCompileType compile, const char* op_path, aclrtStream stream);
+/* Offline models: loads whose work and weight memory the runtime
+ * allocates (how much: aclmdlQuerySize), the WithMem loads where the
+ * program hands in either (a null pointer: the runtime allocates that one),
+ * and loads described by a config handle (aclmdlConfigAttr values). */
+typedef struct aclmdlConfigHandle aclmdlConfigHandle;
+typedef enum {
+  ACL_MDL_LOAD_TYPE_SIZET = 1,
+  ACL_MDL_PATH_PTR = 2,
+  ACL_MDL_MEM_ADDR_PTR = 3,
+  ACL_MDL_MEM_SIZET = 4,
+  ACL_MDL_WEIGHT_ADDR_PTR = 5,
+  ACL_MDL_WEIGHT_SIZET = 6,
+  ACL_MDL_WORKSPACE_ADDR_PTR = 7,
+  ACL_MDL_WORKSPACE_SIZET = 8
+} aclmdlConfigAttr;
+enum { ACL_MDL_LOAD_FROM_FILE = 1, ACL_MDL_LOAD_FROM_FILE_WITH_MEM = 2, ACL_MDL_LOAD_FROM_MEM = 3,
+       ACL_MDL_LOAD_FROM_MEM_WITH_MEM = 4 };
+aclError aclmdlQuerySize(const char* path, size_t* work_size, size_t* weight_size);
+aclError aclmdlQuerySizeFromMem(const void* model, size_t model_size, size_t* work_size, size_t* weight_size);
+aclError aclmdlLoadFromFile(const char* path, uint32_t* model_id);
+aclError aclmdlLoadFromMem(const void* model, size_t model_size, uint32_t* model_id);
+aclError aclmdlLoadFromFileWithMem(const char* path, uint32_t* model_id, void* work, size_t work_size, void* weight,
+                                   size_t weight_size);
+aclError aclmdlLoadFromMemWithMem(const void* model, size_t model_size, uint32_t* model_id, void* work,
+                                  size_t work_size, void* weight, size_t weight_size);
+aclError aclmdlLoadFromFileWithQ(const char* path, uint32_t* model_id, const uint32_t* input_q, size_t input_q_count,
+                                 const uint32_t* output_q, size_t output_q_count);
+aclError aclmdlLoadFromMemWithQ(const void* model, size_t model_size, uint32_t* model_id, const uint32_t* input_q,
+                                size_t input_q_count, const uint32_t* output_q, size_t output_q_count);
+aclmdlConfigHandle* aclmdlCreateConfigHandle(void);
+aclError aclmdlDestroyConfigHandle(aclmdlConfigHandle* handle);
+aclError aclmdlSetConfigOpt(aclmdlConfigHandle* handle, aclmdlConfigAttr attr, const void* value, size_t value_size);
+aclError aclmdlLoadWithConfig(const aclmdlConfigHandle* handle, uint32_t* model_id);
+aclError aclmdlUnload(uint32_t model_id);
 aclError aclrtSynchronizeDevice(void);
 aclError aclrtSynchronizeStream(aclrtStream stream);
 
