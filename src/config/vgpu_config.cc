@@ -101,6 +101,21 @@ Result<VgpuConfig> VgpuConfig::Load(const std::string& path, const VgpuConfig& d
   return Parse(*text, path, defaults);
 }
 
+Status VgpuConfigFile::Refresh() {
+  struct stat st;
+  Identity now;  // a missing file: inode 0, mtime -1
+  if (stat(path_.c_str(), &st) == 0)
+    now = Identity{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_size),
+                   static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+  if (seen_ && now == identity_) return Status::Ok();
+  identity_ = now;  // a mistake is reported once, not at every call
+  seen_ = true;
+  auto loaded = VgpuConfig::Load(path_, VgpuConfig());
+  if (!loaded.ok()) return Status::Error(loaded.message() + "; keeping the configuration read before");
+  config_ = *loaded;
+  return Status::Ok();
+}
+
 std::string VgpuConfig::InventoryFor(const std::string& node_name) const {
   std::string out;
   for (size_t i = 0; i < inventory.size(); ++i) {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "util/status.h"
@@ -48,6 +49,34 @@ struct VgpuConfig {
 
   // The inventory path for `node_name` (%n replaced), or "".
   std::string InventoryFor(const std::string& node_name) const;
+};
+
+// vgpu.conf as a long-running daemon sees it: read again whenever the file
+// changes (its inode, size or modification time), so that an edit followed
+// by `scontrol reconfigure` takes effect even where Slurm does not re-init
+// the plugin that reads it.
+class VgpuConfigFile {
+ public:
+  explicit VgpuConfigFile(std::string path) : path_(std::move(path)) {}
+
+  // Reads the file again if it changed since the last call. OK: config()
+  // is what it says now. An error (a mistake in the file, reported by the
+  // one call that read it): config() keeps the last good one (defaults
+  // before any).
+  Status Refresh();
+  const VgpuConfig& config() const { return config_; }
+
+ private:
+  std::string path_;
+  VgpuConfig config_;
+  bool seen_ = false;
+  struct Identity {
+    uint64_t inode = 0, size = 0;
+    int64_t mtime_ns = -1;
+    bool operator==(const Identity& o) const {
+      return inode == o.inode && size == o.size && mtime_ns == o.mtime_ns;
+    }
+  } identity_;
 };
 
 }  // namespace vgpu

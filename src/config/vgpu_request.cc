@@ -1,5 +1,6 @@
 #include "config/vgpu_request.h"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
@@ -39,6 +40,11 @@ bool ParseCount(const std::string& s, uint64_t* out) {
   return true;
 }
 
+// A field meant as a count: it starts as a number would.
+bool LooksNumeric(const std::string& s) {
+  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+' || s[0] == '.');
+}
+
 std::string Show(const VgpuAsk& a) {
   return "vgpu" + (a.type.empty() ? "" : ":" + a.type) + ":" + std::to_string(a.count);
 }
@@ -62,8 +68,11 @@ Result<std::vector<VgpuAsk>> ParseVgpuTres(const std::string& tres) {
       if (ParseCount(parts.back(), &n)) {
         ask.count = n;
         if (parts.size() == 3) ask.type = parts[1];
-      } else if (parts.size() == 2) {
+      } else if (parts.size() == 2 && !LooksNumeric(parts[1])) {
         ask.type = parts[1];
+      } else if (LooksNumeric(parts.back())) {
+        return Result<std::vector<VgpuAsk>>::Error("cannot read \"" + entry + "\": \"" + parts.back() +
+                                                   "\" is not a count; vgpu shares are a whole number, 1 or more");
       } else {
         return Result<std::vector<VgpuAsk>>::Error("cannot read \"" + entry + "\": \"" +
                                                    parts.back() + "\" is not a count");
@@ -74,20 +83,31 @@ Result<std::vector<VgpuAsk>> ParseVgpuTres(const std::string& tres) {
   return out;
 }
 
-std::vector<std::string> VgpuTypesOfGres(const std::string& gres) {
-  std::vector<std::string> types;
-  for (const std::string& entry : Split(gres, ',')) {
-    std::vector<std::string> parts = Split(Trim(entry), ':');
-    // "vgpu:type:count" or "vgpu:type" (a count-less "vgpu:count" has no type)
-    uint64_t n = 0;
-    if (parts.size() >= 2 && Lower(parts[0]) == "vgpu" && !ParseCount(parts[1], &n))
-      types.push_back(Lower(parts[1]));
+void VgpuCapacity::AddNode(const std::string& gres) {
+  std::map<std::string, uint64_t> node;
+  uint64_t total = 0;
+  for (std::string entry : Split(gres, ',')) {
+    entry = Trim(entry.substr(0, entry.find('(')));  // "(S:0-1)": sockets
+    std::vector<std::string> parts = Split(entry, ':');
+    if (parts.empty() || Lower(parts[0]) != "vgpu") continue;
+    uint64_t n = 1;
+    std::string type;
+    if (parts.size() >= 2 && !ParseCount(parts.back(), &n)) n = 1;
+    if (parts.size() == 3 || (parts.size() == 2 && !ParseCount(parts[1], &n))) type = Lower(parts[1]);
+    if (!type.empty()) node[type] += n;
+    total += n;
   }
-  return types;
+  for (const auto& t : node) most_by_type_[t.first] = std::max(most_by_type_[t.first], t.second);
+  most_total_ = std::max(most_total_, total);
 }
 
-Status CheckVgpuSubmission(const JobTres& tres, uint32_t s,
-                           const std::set<std::string>& known_types) {
+uint64_t VgpuCapacity::MostOnOneNode(const std::string& type) const {
+  if (type.empty()) return most_total_;
+  auto it = most_by_type_.find(Lower(type));
+  return it == most_by_type_.end() ? 0 : it->second;
+}
+
+Status CheckVgpuSubmission(const JobTres& tres, uint32_t s, const VgpuCapacity& nodes) {
   const std::string per_node_hint =
       " vgpu shares are asked per node: use --gres=vgpu[:type]:N (N <= " + std::to_string(s) +
       " for part of one device, or a multiple of " + std::to_string(s) + " for whole devices)";
@@ -106,20 +126,39 @@ Status CheckVgpuSubmission(const JobTres& tres, uint32_t s,
   }
   auto asks = ParseVgpuTres(tres.per_node);
   if (!asks.ok()) return Status::Error("vgpu: " + asks.message());
+  if (asks->size() > 1) {
+    const VgpuAsk &a = (*asks)[0], &b = (*asks)[1];
+    if (Lower(a.type) == Lower(b.type))
+      return Status::Error("vgpu: " + Show(a) + " and " + Show(b) + " ask for vgpu twice; ask once with the total (" +
+                           Show(VgpuAsk{a.type, a.count + b.count}) + ")");
+    return Status::Error("vgpu: " + Show(a) + " and " + Show(b) +
+                         " ask for two vgpu requests on one node; a job step takes one: ask one type, or submit "
+                         "a heterogeneous job with one component per type (sbatch --gres=" + Show(a) +
+                         " : --gres=" + Show(b) + ")");
+  }
   for (const VgpuAsk& a : *asks) {
-    if (a.count > s && a.count % s != 0) {
-      uint64_t down = a.count / s * s, up = down + s;
-      return Status::Error("vgpu: " + Show(a) + " asks for more than one device (" +
-                           std::to_string(s) + " shares) but not a whole number of devices; ask " +
-                           std::to_string(s) + " or fewer shares of one device, or " +
-                           std::to_string(down) + " or " + std::to_string(up) +
-                           " for whole devices");
-    }
-    if (!a.type.empty() && !known_types.empty() && !known_types.count(Lower(a.type))) {
+    // What nodes have, first: a count past every node is not fixed by
+    // rounding it to whole devices.
+    const bool typed_known = !a.type.empty() && nodes.most_by_type().count(Lower(a.type));
+    if (!a.type.empty() && !nodes.most_by_type().empty() && !typed_known) {
       std::string list;
-      for (const auto& t : known_types) list += (list.empty() ? "" : ", ") + t;
+      for (const auto& t : nodes.most_by_type()) list += (list.empty() ? "" : ", ") + t.first;
       return Status::Error("vgpu: no node has vgpu type \"" + a.type + "\" (types: " + list +
                            "); ask one of those, or --gres=vgpu:N for any type");
+    }
+    const uint64_t most = nodes.empty() ? UINT64_MAX : nodes.MostOnOneNode(a.type);
+    if (a.count > most && (a.type.empty() || typed_known)) {
+      return Status::Error("vgpu: " + Show(a) + " asks for more than any node has: the most is " +
+                           std::to_string(most) + " shares (" + std::to_string(most / s) + " devices of " +
+                           std::to_string(s) + ") on one node" + (a.type.empty() ? "" : " of type " + Lower(a.type)) +
+                           "; shares are asked per node: for more, ask more nodes (-N)");
+    }
+    if (a.count > s && a.count % s != 0) {
+      const uint64_t down = a.count / s * s, up = down + s;
+      return Status::Error("vgpu: " + Show(a) + " asks for more than one device (" + std::to_string(s) +
+                           " shares) but not a whole number of devices; ask " + std::to_string(s) +
+                           " or fewer shares of one device, or " + std::to_string(down) +
+                           (up <= most ? " or " + std::to_string(up) : "") + " for whole devices");
     }
   }
   return Status::Ok();

@@ -198,40 +198,44 @@ Result<ChipModel> ParseModelValue(const Json::Value& root, const std::string& so
 bool HasJsonSuffix(const fs::path& p) { return p.extension() == ".json"; }
 
 
-// Loads one directory's models, sorted by file name, into `out` (id -> model).
-// Two files of one directory with the same id are an error: one of them is a
-// copy that was meant to be edited.
-Status LoadDirectory(const fs::path& dir, std::vector<ChipModel>* out) {
+// Loads one directory's models, sorted by file name, into `out`. A file that
+// cannot be read or parsed is skipped with a problem that names it (and for
+// JSON the line and column); so is a second file of one directory with an id
+// already seen, a copy that was meant to be edited. A directory that cannot
+// be listed is a problem too: one mistake must not take every model away.
+void LoadDirectory(const fs::path& dir, std::vector<ChipModel>* out, std::vector<std::string>* problems) {
   std::error_code ec;
   fs::file_status st = fs::status(dir, ec);
-  if (st.type() == fs::file_type::not_found) return Status::Ok();  // skipped by contract
-  if (ec) return Status::Error(dir.string() + ": " + ec.message());
-  if (!fs::is_directory(st)) return Status::Error(dir.string() + ": not a directory");
+  if (st.type() == fs::file_type::not_found) return;  // skipped by contract
+  if (ec) return problems->push_back(dir.string() + ": " + ec.message() + "; directory skipped");
+  if (!fs::is_directory(st)) return problems->push_back(dir.string() + ": not a directory; skipped");
   std::vector<fs::path> files;
   fs::directory_iterator it(dir, ec), end;
-  if (ec) return Status::Error(dir.string() + ": cannot list: " + ec.message());
-  for (; it != end; it.increment(ec)) {
-    if (ec) return Status::Error(dir.string() + ": cannot list: " + ec.message());
+  for (; !ec && it != end; it.increment(ec)) {
     std::error_code fec;
     if (HasJsonSuffix(it->path()) && it->is_regular_file(fec)) files.push_back(it->path());
   }
+  if (ec) return problems->push_back(dir.string() + ": cannot list: " + ec.message() + "; directory skipped");
   std::sort(files.begin(), files.end(),
             [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
   std::map<std::string, std::string> seen;  // id -> file, within this directory
   for (const fs::path& file : files) {
     Result<std::string> text = ReadTextFile(file.string());
-    if (!text.ok()) return text.status();
-    Result<ChipModel> model = ChipCatalog::ParseModel(*text, file.string());
-    if (!model.ok()) return model.status();
+    Result<ChipModel> model = text.ok() ? ChipCatalog::ParseModel(*text, file.string())
+                                        : Result<ChipModel>(text.status());
+    if (!model.ok()) {
+      problems->push_back(model.message() + "; file skipped");
+      continue;
+    }
     auto dup = seen.find(model->id);
     if (dup != seen.end()) {
-      return Status::Error(file.string() + ": key \"id\" \"" + model->id + "\" is already used by " +
-                           dup->second + " in the same directory");
+      problems->push_back(file.string() + ": key \"id\" \"" + model->id + "\" is already used by " + dup->second +
+                          " in the same directory; file skipped");
+      continue;
     }
     seen[model->id] = file.string();
     out->push_back(std::move(model).value());
   }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -263,8 +267,7 @@ Result<ChipCatalog> ChipCatalog::LoadDirectories(const std::string& dirs) {
       start = colon + 1;
       if (dir.empty()) continue;
       std::vector<ChipModel> models;
-      Status st = LoadDirectory(dir, &models);
-      if (!st.ok()) return st;
+      LoadDirectory(dir, &models, &catalog.problems_);
       for (ChipModel& m : models) catalog.Add(std::move(m));
     }
   } catch (const std::exception& e) {

@@ -59,9 +59,15 @@ class ChipCatalog {
   // Reads every *.json file of each directory in `dirs` (a ':'-separated
   // list). A later directory's file with an id already seen replaces the
   // earlier one, so a site directory can override the shipped catalog.
-  // Missing directories are skipped; a malformed file is an error that names
-  // the file and the key. An empty catalog is not an error.
+  // Missing directories are skipped. A malformed file (bad JSON, a bad key,
+  // an id another file of its directory has) is skipped and listed in
+  // problems(), naming the file and the key or the line and column: one
+  // mistake takes away that model only, and the devices that need it. An
+  // empty catalog is not an error.
   static Result<ChipCatalog> LoadDirectories(const std::string& dirs);
+
+  // What LoadDirectories skipped, one message per file or directory.
+  const std::vector<std::string>& problems() const { return problems_; }
 
   // Parses one catalog file's text; `source` names it in messages.
   static Result<ChipModel> ParseModel(const std::string& json_text, const std::string& source);
@@ -84,6 +90,7 @@ class ChipCatalog {
 
  private:
   std::vector<ChipModel> models_;
+  std::vector<std::string> problems_;
 };
 
 }  // namespace vgpu

@@ -69,6 +69,18 @@ const GresConfLine* GresConfLocator::FindByFile(const std::string& node,
   return nullptr;
 }
 
+std::vector<const GresConfLine*> GresConfLocator::AllByFile(const std::string& node,
+                                                            const std::string& file) const {
+  std::vector<const GresConfLine*> out;
+  for (size_t i = 0; i < lines_.size(); ++i) {
+    const auto& nodes = nodes_[i];
+    if (!nodes.empty() && std::find(nodes.begin(), nodes.end(), node) == nodes.end()) continue;
+    const auto& files = lines_[i].files;
+    if (std::find(files.begin(), files.end(), file) != files.end()) out.push_back(&lines_[i]);
+  }
+  return out;
+}
+
 std::string GresConfLocator::Describe(const GresConfLine* line,
                                       const std::string& fallback) const {
   if (!line) return "gres.conf record (" + fallback + ")";

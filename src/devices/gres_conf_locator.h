@@ -28,6 +28,9 @@ class GresConfLocator {
   const GresConfLine* FindByFile(const std::string& node, const std::string& name,
                                  const std::string& file) const;
 
+  // Every line for `node` whose File= lists `file`, of any Name=, in order.
+  std::vector<const GresConfLine*> AllByFile(const std::string& node, const std::string& file) const;
+
   // "/etc/slurm/gres.conf line 3 (NodeName=n1 Name=vgpu ...)" or, when the
   // line is unknown, a description built from the record itself.
   std::string Describe(const GresConfLine* line, const std::string& fallback) const;

@@ -20,6 +20,23 @@ std::string Join(const std::vector<std::string>& items, const char* sep) {
   return out;
 }
 
+// Whether `file`'s name fits a catalog device_file pattern's
+// ("/dev/nvidia%d": nvidia and one or more digits). Names only: device
+// files may be bound elsewhere than /dev (containers, test labs).
+bool MatchesDeviceFile(const std::string& pattern_path, const std::string& file_path) {
+  const std::string pattern = pattern_path.substr(pattern_path.rfind('/') + 1);
+  const std::string file = file_path.substr(file_path.rfind('/') + 1);
+  const size_t d = pattern.find("%d");
+  if (d == std::string::npos) return pattern == file;
+  const std::string prefix = pattern.substr(0, d), suffix = pattern.substr(d + 2);
+  if (file.size() <= prefix.size() + suffix.size() || file.compare(0, prefix.size(), prefix) != 0 ||
+      file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return false;
+  for (size_t i = prefix.size(); i < file.size() - suffix.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(file[i]))) return false;
+  return true;
+}
+
 // A File= record of vgpu after validation: its devices, in file order.
 struct DeviceGroup {
   size_t record;  // index into the merged list
@@ -35,6 +52,7 @@ class LayoutBuilder {
 
   ShareLayout Build() {
     CollectGroups();
+    CheckEachDeviceOnce();
     CheckTotals();
     CheckBitLimit();
     Emit();
@@ -73,6 +91,19 @@ class LayoutBuilder {
       dev.gres_type = type;
       return dev;
     }
+    // Not discovered: the catalog's device file patterns still tell an
+    // nvidia file from an Ascend or DCU one.
+    const ChipModel* other = nullptr;
+    bool fits = false;
+    for (const ChipModel& m : in_.catalog->models()) {
+      if (!MatchesDeviceFile(m.device_file, file)) continue;
+      if (Lower(m.gres_type) == Lower(type) || Lower(m.id) == Lower(type)) fits = true;
+      else other = &m;
+    }
+    if (other && !fits)
+      return Result<Device>::Error(where + ": File=" + file + " is the device file of " + other->gres_type +
+                                   " devices (" + other->device_file + "), not Type=" + type +
+                                   "; fix Type= or File= on that line");
     Device dev;
     dev.source = "gres.conf";
     dev.gres_type = type;
@@ -142,6 +173,43 @@ class LayoutBuilder {
         group.devices.push_back(std::move(*dev));
       }
       if (ok) groups_.push_back(std::move(group));
+    }
+  }
+
+  // A device file named twice on the node (twice on one File=, on two vgpu
+  // lines, or on a vgpu line and another GRES's) would be shared twice over:
+  // its type is refused, naming every gres.conf line that lists it.
+  void CheckEachDeviceOnce() {
+    std::map<std::string, std::vector<size_t>> records_of;  // file -> merged record indexes
+    for (size_t i = 0; i < merged_.size(); ++i) {
+      if (merged_[i].file.empty()) continue;
+      auto files = ExpandFileRange(merged_[i].file);
+      if (files.ok())
+        for (const std::string& f : *files) records_of[f].push_back(i);
+    }
+    for (const auto& [file, records] : records_of) {
+      if (records.size() < 2) continue;
+      bool vgpu = false;
+      for (size_t i : records) vgpu = vgpu || IsVgpu(merged_[i]);
+      if (!vgpu) continue;  // another GRES's business
+      std::vector<std::string> where;
+      auto add = [&where](std::string w) {
+        if (std::find(where.begin(), where.end(), w) == where.end()) where.push_back(std::move(w));
+      };
+      if (in_.locator)
+        for (const GresConfLine* line : in_.locator->AllByFile(in_.node_name, file))
+          add(in_.locator->Describe(line, ""));
+      if (where.empty())  // lines the locator cannot see
+        for (size_t i : records) add(Describe(merged_[i], Locate(merged_[i], {file})));
+      const std::string message = "gres/vgpu: node " + in_.node_name + ": device file " + file + " is named " +
+                                  std::to_string(records.size()) + " times (" + Join(where, "; ") +
+                                  "); each device may be listed once, or its shares would be handed out twice: "
+                                  "remove the repeats";
+      std::set<std::string> types;
+      for (size_t i : records)
+        if (IsVgpu(merged_[i])) types.insert(Lower(merged_[i].type));
+      for (const std::string& t : types) failed_types_.insert(t);
+      out_.errors.push_back(message);
     }
   }
 

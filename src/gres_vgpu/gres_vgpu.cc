@@ -83,6 +83,10 @@ int LoadNodeConfig(list_t* gres_conf_list, node_config_load_t* node_conf) {
 
   auto catalog = vgpu::ChipCatalog::LoadDirectories(config->chip_catalog_dirs);
   if (!catalog.ok()) LogPrefixed(true, catalog.message());
+  // Skipped catalog files: only devices of their models are affected (the
+  // layout below refuses a Type= no model has).
+  if (catalog.ok())
+    for (const std::string& p : catalog->problems()) LogPrefixed(true, "chip catalog: " + p);
   vgpu::ChipCatalog empty;
   const vgpu::ChipCatalog& chips = catalog.ok() ? *catalog : empty;
 

@@ -25,6 +25,9 @@ int main() {
     }
     if (job->devices.empty()) return 0;  // no vgpu on this node
     auto ctx = vgpu::NodeContext::Load(vgpu::SlurmConfPath(), VGPU_DEFAULT_CATALOG_DIR);
+    if (ctx.ok())  // skipped catalog files: only jobs on their models' devices fail below
+      for (const std::string& p : ctx->catalog.problems())
+        std::fprintf(stderr, "vgpu-prolog: chip catalog: %s\n", vgpu::OneLine(p).c_str());
     vgpu::Status st = ctx.ok() ? vgpu::SetUpJob(*ctx, *job) : vgpu::Status::Error(ctx.message());
     if (!st.ok()) {
       std::fprintf(stderr, "vgpu-prolog: job %u: %s\n", job->job_id, vgpu::OneLine(st.message()).c_str());

@@ -134,3 +134,25 @@ t_bad_conf_inventory() {
 	expect_G_message "inventory-n1.json" "reports no vgpu"
 	expect_no_vgpu_records
 }
+
+# A device named twice would be shared twice: on one File= line, or on two
+# lines. The type is refused, naming the lines.
+t_bad_conf_device_twice() {
+	slurmd_G twice vgpu:ascend:200 "NodeName=n1 Name=vgpu Type=ascend File=@DEV@/davinci0,@DEV@/davinci0" davinci0
+	expect_G_message "davinci0 is named 2 times" "line 1" "remove the repeats"
+	expect_no_vgpu_records
+	slurmd_G twolines vgpu:ascend:200 "NodeName=n1 Name=vgpu Type=ascend File=@DEV@/davinci[0-0]
+NodeName=n1 Name=vgpu Type=ascend File=@DEV@/davinci[0-0]" davinci0
+	expect_G_message "davinci0 is named 2 times" "line 1" "line 2"
+	expect_no_vgpu_records
+}
+
+# Without Inventory= (nothing discovered here), the catalog's device file
+# names still tell nvidia files from DCU ones.
+t_bad_conf_wrong_vendor_file() {
+	slurmd_G vendor vgpu:dcu:200 "NodeName=n1 Name=vgpu Type=dcu File=@DEV@/nvidia[0-1]" nvidia0 nvidia1
+	write_vgpu_conf "$RUN/conf-vendor/etc" "$CATALOG_DIR" ""
+	slurmd_G_again vendor
+	expect_G_message "nvidia0 is the device file of nvidia devices" "not Type=dcu" "line 1"
+	expect_no_vgpu_records
+}

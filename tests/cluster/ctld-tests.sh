@@ -28,6 +28,42 @@ t_submit_refuses_unknown_type() {
 		fail "sbatch --gres=vgpu:tpu:10 said '$msg', not the vgpu message"
 }
 
+# Requests that cannot mean what they say are refused with what to ask
+# instead, not with Slurm's generic answers (the lab's largest node has 8
+# ascend devices; n2 has nvidia and dcu).
+t_submit_refuses_bad_requests() {
+	local msg ask
+	for ask in vgpu:-5 vgpu:1.5 vgpu:ascend:-5; do
+		msg=$(refused --gres=$ask)
+		[[ $msg == *"is not a count"* && $msg != *"no node has vgpu type"* ]] ||
+			fail "sbatch --gres=$ask said '$msg'"
+	done
+	msg=$(refused --gres=vgpu:ascend:99999)
+	[[ $msg == *"the most is 800 shares (8 devices of 100)"* && $msg != *99900* ]] ||
+		fail "sbatch --gres=vgpu:ascend:99999 said '$msg'"
+	msg=$(refused --gres=vgpu:ascend:10,vgpu:nvidia:10)
+	[[ $msg == *"heterogeneous job"* ]] || fail "sbatch --gres=vgpu:ascend:10,vgpu:nvidia:10 said '$msg'"
+	msg=$(refused --gres=vgpu:10,vgpu:20)
+	[[ $msg == *"twice"* && $msg == *"vgpu:30"* ]] || fail "sbatch --gres=vgpu:10,vgpu:20 said '$msg'"
+}
+
+# job_submit/vgpu reads vgpu.conf again when it changes: a new
+# SharesPerDevice counts from the next submission, whether or not Slurm
+# re-inits the plugin on `scontrol reconfigure` (here slurmctld is not even
+# told; the nodes, which would need a reconfigure, never see the change).
+t_submit_follows_shares_per_device() {
+	local conf=$LAB/etc/vgpu.conf msg id
+	cp "$conf" "$RUN/vgpu.conf.saved"
+	# shellcheck disable=SC2064
+	trap "cp '$RUN/vgpu.conf.saved' '$conf'" EXIT
+	sed -i 's/^SharesPerDevice=.*/SharesPerDevice=50/' "$conf"
+	msg=$(refused --gres=vgpu:ascend:75)
+	[[ $msg == *"more than one device (50 shares)"* ]] || fail "at SharesPerDevice=50, sbatch --gres=vgpu:ascend:75 said '$msg'"
+	cp "$RUN/vgpu.conf.saved" "$conf"
+	id=$(submit_dump --gres=vgpu:ascend:75)
+	wait_job "$id"
+}
+
 # Whole devices (a multiple of S) pass unchanged and get whole devices.
 t_submit_accepts_whole_devices() {
 	local id

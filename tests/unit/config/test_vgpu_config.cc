@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "config/vgpu_config.h"
+#include "temp_dir.h"
 
 using vgpu::VgpuConfig;
 
@@ -18,6 +19,7 @@ class VgpuConfigTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(MissingFileGivesDefaults);
   CPPUNIT_TEST(InventoryNodeSubstitution);
   CPPUNIT_TEST(TypePreferenceList);
+  CPPUNIT_TEST(FileIsReadAgainWhenItChanges);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -91,6 +93,27 @@ class VgpuConfigTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT_EQUAL(std::string("/lab/inv/n2.json"), c.InventoryFor("n2"));
     c.inventory = "";
     CPPUNIT_ASSERT_EQUAL(std::string(""), c.InventoryFor("n2"));
+  }
+  void FileIsReadAgainWhenItChanges() {
+    vgpu::TempDir dir;
+    const std::string path = dir.path() + "/vgpu.conf";
+    vgpu::VgpuConfigFile file(path);
+    CPPUNIT_ASSERT(file.Refresh().ok());  // missing: defaults
+    CPPUNIT_ASSERT_EQUAL(100u, file.config().shares_per_device);
+    std::ofstream(path) << "SharesPerDevice=20\n";
+    CPPUNIT_ASSERT(file.Refresh().ok());
+    CPPUNIT_ASSERT_EQUAL(20u, file.config().shares_per_device);
+    // A mistake is reported once and the last good configuration kept.
+    std::ofstream(path) << "SharesPerDevice=twenty\n";
+    vgpu::Status st = file.Refresh();
+    CPPUNIT_ASSERT(!st.ok());
+    CPPUNIT_ASSERT_MESSAGE(st.message(), st.message().find("keeping") != std::string::npos);
+    CPPUNIT_ASSERT_EQUAL(20u, file.config().shares_per_device);
+    CPPUNIT_ASSERT(file.Refresh().ok());
+    // Fixed (a different size, so even a coarse clock sees the change).
+    std::ofstream(path) << "SharesPerDevice=1000\n";
+    CPPUNIT_ASSERT(file.Refresh().ok());
+    CPPUNIT_ASSERT_EQUAL(1000u, file.config().shares_per_device);
   }
 };
 CPPUNIT_TEST_SUITE_REGISTRATION(VgpuConfigTest);

@@ -7,7 +7,15 @@ using vgpu::JobTres;
 using vgpu::ParseVgpuTres;
 
 namespace {
-const std::set<std::string> kTypes = {"ascend", "dcu", "nvidia"};
+// Three nodes: 8 ascend devices; 4 dcu and 4 nvidia; an untyped 2 (S = 100).
+vgpu::VgpuCapacity Nodes() {
+  vgpu::VgpuCapacity c;
+  c.AddNode("vgpu:ascend:800,gpu:2");
+  c.AddNode("vgpu:DCU:400(S:0),vgpu:nvidia:400(S:1)");
+  c.AddNode("vgpu:200");
+  return c;
+}
+const vgpu::VgpuCapacity kTypes = Nodes();
 
 JobTres PerNode(const std::string& s) {
   JobTres t;
@@ -24,7 +32,10 @@ class VgpuRequestTest : public CppUnit::TestFixture {
   CPPUNIT_TEST_SUITE(VgpuRequestTest);
   CPPUNIT_TEST(ParsesForms);
   CPPUNIT_TEST(ParseErrors);
-  CPPUNIT_TEST(TypesOfGres);
+  CPPUNIT_TEST(CapacityOfNodes);
+  CPPUNIT_TEST(RefusesNonCounts);
+  CPPUNIT_TEST(RefusesMoreThanAnyNode);
+  CPPUNIT_TEST(RefusesTwoAsks);
   CPPUNIT_TEST(AcceptsPlaceableRequests);
   CPPUNIT_TEST(RefusesPartialDevicesAboveS);
   CPPUNIT_TEST(RefusesOtherForms);
@@ -51,11 +62,47 @@ class VgpuRequestTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT(!ParseVgpuTres("gres:vgpu:a:b:3").ok());
     CPPUNIT_ASSERT(!ParseVgpuTres("gres:vgpu:ascend:10x").ok());
   }
-  void TypesOfGres() {
-    auto t = vgpu::VgpuTypesOfGres("vgpu:nvidia:400,vgpu:DCU:400,gpu:a100:2,vgpu:50");
-    CPPUNIT_ASSERT_EQUAL(size_t(2), t.size());
-    CPPUNIT_ASSERT_EQUAL(std::string("nvidia"), t[0]);
-    CPPUNIT_ASSERT_EQUAL(std::string("dcu"), t[1]);
+  void CapacityOfNodes() {
+    CPPUNIT_ASSERT_EQUAL(uint64_t(800), kTypes.MostOnOneNode("ascend"));
+    CPPUNIT_ASSERT_EQUAL(uint64_t(400), kTypes.MostOnOneNode("dcu"));
+    CPPUNIT_ASSERT_EQUAL(uint64_t(400), kTypes.MostOnOneNode("NVIDIA"));
+    CPPUNIT_ASSERT_EQUAL(uint64_t(0), kTypes.MostOnOneNode("tpu"));
+    CPPUNIT_ASSERT_EQUAL(uint64_t(800), kTypes.MostOnOneNode(""));  // ascend's node, or 400 + 400
+    CPPUNIT_ASSERT_EQUAL(size_t(3), kTypes.most_by_type().size());
+    CPPUNIT_ASSERT(vgpu::VgpuCapacity().empty());
+  }
+  void RefusesNonCounts() {
+    for (const char* bad : {"gres:vgpu:-5", "gres:vgpu:1.5", "gres:vgpu:ascend:-5", "gres:vgpu:+3"}) {
+      auto st = CheckVgpuSubmission(PerNode(bad), 100, kTypes);
+      CPPUNIT_ASSERT_MESSAGE(bad, !st.ok());
+      CPPUNIT_ASSERT_MESSAGE(st.message(), Has(st, "is not a count") && Has(st, "whole number"));
+      CPPUNIT_ASSERT_MESSAGE(st.message(), !Has(st, "no node has vgpu type"));
+    }
+  }
+  void RefusesMoreThanAnyNode() {
+    auto st = CheckVgpuSubmission(PerNode("gres:vgpu:ascend:99999"), 100, kTypes);
+    CPPUNIT_ASSERT(!st.ok());
+    CPPUNIT_ASSERT_MESSAGE(st.message(), Has(st, "the most is 800 shares (8 devices of 100)"));
+    CPPUNIT_ASSERT_MESSAGE(st.message(), !Has(st, "99900") && Has(st, "-N"));
+    CPPUNIT_ASSERT(!CheckVgpuSubmission(PerNode("gres:vgpu:nvidia:500"), 100, kTypes).ok());
+    CPPUNIT_ASSERT(CheckVgpuSubmission(PerNode("gres:vgpu:nvidia:400"), 100, kTypes).ok());
+    CPPUNIT_ASSERT(!CheckVgpuSubmission(PerNode("gres:vgpu:900"), 100, kTypes).ok());
+    // Rounding to whole devices only offers what some node has.
+    st = CheckVgpuSubmission(PerNode("gres:vgpu:dcu:350"), 100, kTypes);
+    CPPUNIT_ASSERT_MESSAGE(st.message(), Has(st, "300 or 400"));
+    vgpu::VgpuCapacity odd;  // a node of 3.5 devices' shares
+    odd.AddNode("vgpu:dcu:350");
+    st = CheckVgpuSubmission(PerNode("gres:vgpu:dcu:320"), 100, odd);
+    CPPUNIT_ASSERT_MESSAGE(st.message(), Has(st, "or 300 for whole devices") && !Has(st, "or 400"));
+  }
+  void RefusesTwoAsks() {
+    auto st = CheckVgpuSubmission(PerNode("gres:vgpu:10,gres:vgpu:20"), 100, kTypes);
+    CPPUNIT_ASSERT(!st.ok());
+    CPPUNIT_ASSERT_MESSAGE(st.message(), Has(st, "twice") && Has(st, "vgpu:30"));
+    st = CheckVgpuSubmission(PerNode("gres:vgpu:ascend:10,gres:vgpu:nvidia:10"), 100, kTypes);
+    CPPUNIT_ASSERT(!st.ok());
+    CPPUNIT_ASSERT_MESSAGE(st.message(), Has(st, "heterogeneous") && Has(st, "--gres=vgpu:nvidia:10"));
+    CPPUNIT_ASSERT(!CheckVgpuSubmission(PerNode("gres:vgpu:ascend:10,gres:vgpu:Ascend:5"), 100, kTypes).ok());
   }
   void AcceptsPlaceableRequests() {
     for (const char* ok : {"gres:vgpu:ascend:10", "gres:vgpu:100", "gres:vgpu:nvidia:300",
@@ -94,8 +141,8 @@ class VgpuRequestTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT(!st.ok());
     CPPUNIT_ASSERT(Has(st, "\"tpu\""));
     CPPUNIT_ASSERT(Has(st, "ascend, dcu, nvidia"));
-    // No known types (no node lists any): types are not checked.
-    CPPUNIT_ASSERT(CheckVgpuSubmission(PerNode("gres:vgpu:tpu:10"), 100, {}).ok());
+    // No node lists vgpu: neither types nor sizes are checked.
+    CPPUNIT_ASSERT(CheckVgpuSubmission(PerNode("gres:vgpu:tpu:10"), 100, vgpu::VgpuCapacity()).ok());
   }
 };
 CPPUNIT_TEST_SUITE_REGISTRATION(VgpuRequestTest);

@@ -257,11 +257,23 @@ class ChipCatalogTest : public CppUnit::TestFixture {
     TempDir site("vgpu-catalog");
     site.Write("good.json", ModelJson("good", "Good"));
     std::string bad = site.Write("zz-bad.json", ModelJson("bad", "Bad", "-5"));
+    std::string truncated = site.Write("m-truncated.json", "{\n  \"id\": \"trunc\",\n  \"names\": [");
+    std::string empty = site.Write("n-empty.json", "");
     Result<ChipCatalog> c = ChipCatalog::LoadDirectories(site.path());
-    CPPUNIT_ASSERT(!c.ok());
-    CPPUNIT_ASSERT_EQUAL(bad + ": key \"memory_bytes\" must be a positive integer", c.message());
-    // A path that is a file, not a directory, is an error too.
-    CPPUNIT_ASSERT(!ChipCatalog::LoadDirectories(bad).ok());
+    // The good model stays; each bad file is skipped and named.
+    CPPUNIT_ASSERT_MESSAGE(c.message(), c.ok());
+    CPPUNIT_ASSERT_EQUAL(size_t(1), c->models().size());
+    CPPUNIT_ASSERT_EQUAL(std::string("good"), c->models()[0].id);
+    CPPUNIT_ASSERT_EQUAL(size_t(3), c->problems().size());
+    CPPUNIT_ASSERT_MESSAGE(c->problems()[0], Contains(c->problems()[0], truncated + ": invalid JSON") &&
+                                                 Contains(c->problems()[0], "Line 3, Column"));
+    CPPUNIT_ASSERT_MESSAGE(c->problems()[1], Contains(c->problems()[1], empty + ": invalid JSON") &&
+                                                 Contains(c->problems()[1], "Line 1, Column 1"));
+    CPPUNIT_ASSERT_EQUAL(bad + ": key \"memory_bytes\" must be a positive integer; file skipped", c->problems()[2]);
+    // A path that is a file, not a directory, is skipped and named too.
+    Result<ChipCatalog> file = ChipCatalog::LoadDirectories(bad);
+    CPPUNIT_ASSERT(file.ok() && file->models().empty());
+    CPPUNIT_ASSERT_MESSAGE(file->problems().front(), Contains(file->problems().front(), "not a directory"));
   }
 
   void testOnlyJsonFilesRead() {
@@ -281,8 +293,12 @@ class ChipCatalogTest : public CppUnit::TestFixture {
     site.Write("a.json", ModelJson("same", "A"));
     std::string copy = site.Write("b.json", ModelJson("same", "B"));
     Result<ChipCatalog> c = ChipCatalog::LoadDirectories(site.path());
-    CPPUNIT_ASSERT(!c.ok());
-    CPPUNIT_ASSERT_MESSAGE(c.message(), Contains(c.message(), copy + ": key \"id\""));
+    CPPUNIT_ASSERT(c.ok());
+    CPPUNIT_ASSERT_EQUAL(size_t(1), c->models().size());
+    CPPUNIT_ASSERT_EQUAL(std::string("A"), c->models()[0].names[0]);  // the first file's
+    CPPUNIT_ASSERT_EQUAL(size_t(1), c->problems().size());
+    CPPUNIT_ASSERT_MESSAGE(c->problems()[0], Contains(c->problems()[0], copy + ": key \"id\"") &&
+                                                 Contains(c->problems()[0], "file skipped"));
   }
 
   void testAddReplacesSameId() {

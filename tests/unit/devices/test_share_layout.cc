@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "devices/gres_conf_locator.h"
 #include "devices/share_layout.h"
 
 using vgpu::BuildShareLayout;
@@ -19,6 +20,7 @@ vgpu::ChipCatalog TestCatalog() {
   ascend.names = {"Ascend910B"};
   ascend.memory_bytes = 64ull << 30;
   ascend.visible_devices_env = "ASCEND_RT_VISIBLE_DEVICES";
+  ascend.device_file = "/dev/davinci%d";
   c.Add(ascend);
   vgpu::ChipModel h100;
   h100.id = "nvidia-h100";
@@ -26,6 +28,7 @@ vgpu::ChipCatalog TestCatalog() {
   h100.names = {"NVIDIA H100 80GB HBM3"};
   h100.memory_bytes = 80ull << 30;
   h100.visible_devices_env = "CUDA_VISIBLE_DEVICES";
+  h100.device_file = "/dev/nvidia%d";
   c.Add(h100);
   return c;
 }
@@ -66,6 +69,10 @@ class ShareLayoutTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(Over1024BitsSuggestsShares);
   CPPUNIT_TEST(NoFileAtAll);
   CPPUNIT_TEST(DiscoveredTypeDisagrees);
+  CPPUNIT_TEST(DeviceNamedTwiceOnOneLine);
+  CPPUNIT_TEST(DeviceNamedOnTwoLines);
+  CPPUNIT_TEST(DeviceOfVgpuAndAnotherGres);
+  CPPUNIT_TEST(UndiscoveredFileOfAnotherVendor);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -228,6 +235,49 @@ class ShareLayoutTest : public CppUnit::TestFixture {
     ShareLayout l = BuildShareLayout({Rec("vgpu", "ascend", "/d/davinci0", 100)}, in_);
     CPPUNIT_ASSERT(Contains(l.errors, "not Type=ascend"));
     CPPUNIT_ASSERT_EQUAL(size_t(0), CountVgpu(l));
+  }
+
+  void DeviceNamedTwiceOnOneLine() {
+    ShareLayout l = BuildShareLayout({Rec("vgpu", "ascend", "/d/davinci0,/d/davinci0", 200)}, in_);
+    CPPUNIT_ASSERT(Contains(l.errors, "/d/davinci0 is named 2 times"));
+    CPPUNIT_ASSERT_EQUAL(size_t(0), CountVgpu(l));
+  }
+
+  void DeviceNamedOnTwoLines() {
+    vgpu::GresConfLocator locator("/etc/slurm/gres.conf",
+                                  "NodeName=n1 Name=vgpu Type=ascend File=/d/davinci[0-1]\n"
+                                  "NodeName=n1 Name=vgpu Type=nvidia File=/d/nvidia0\n"
+                                  "NodeName=n1 Name=vgpu Type=ascend File=/d/davinci[1-1]\n");
+    in_.locator = &locator;
+    ShareLayout l = BuildShareLayout({Rec("vgpu", "ascend", "/d/davinci[0-1]", 200),
+                                      Rec("vgpu", "nvidia", "/d/nvidia0", 100),
+                                      Rec("vgpu", "ascend", "/d/davinci[1-1]", 100)},
+                                     in_);
+    CPPUNIT_ASSERT(Contains(l.errors, "/d/davinci1 is named 2 times"));
+    CPPUNIT_ASSERT(Contains(l.errors, "gres.conf line 1") && Contains(l.errors, "gres.conf line 3"));
+    // Only the type with the repeat is refused.
+    CPPUNIT_ASSERT_EQUAL(size_t(1), CountVgpu(l));
+    CPPUNIT_ASSERT_EQUAL(std::string("/d/nvidia0"), l.records[0].file);
+  }
+
+  void DeviceOfVgpuAndAnotherGres() {
+    ShareLayout l = BuildShareLayout({Rec("gpu", "h100", "/d/nvidia0", 1), Rec("vgpu", "nvidia", "/d/nvidia0", 100)},
+                                     in_);
+    CPPUNIT_ASSERT(Contains(l.errors, "/d/nvidia0 is named 2 times"));
+    CPPUNIT_ASSERT_EQUAL(size_t(0), CountVgpu(l));
+    // Two other GRES naming one file are not ours to judge.
+    l = BuildShareLayout({Rec("gpu", "h100", "/d/nvidia0", 1), Rec("shard", "", "/d/nvidia0", 4)}, in_);
+    CPPUNIT_ASSERT(l.errors.empty());
+  }
+
+  void UndiscoveredFileOfAnotherVendor() {
+    ShareLayout l = BuildShareLayout({Rec("vgpu", "ascend", "/d/nvidia[0-1]", 200)}, in_);
+    CPPUNIT_ASSERT(Contains(l.errors, "/d/nvidia0 is the device file of nvidia devices (/dev/nvidia%d), not Type=ascend"));
+    CPPUNIT_ASSERT_EQUAL(size_t(0), CountVgpu(l));
+    // A file no pattern knows stays accepted, known only by its name.
+    existing_.insert("/d/accel0");
+    l = BuildShareLayout({Rec("vgpu", "ascend", "/d/accel0", 100)}, in_);
+    CPPUNIT_ASSERT_EQUAL(size_t(1), CountVgpu(l));
   }
 
  private:

@@ -1,0 +1,24 @@
+# Tests of the pool's robustness to admin mistakes (sourced by run-tests):
+# one broken file must not take the cluster out, and what is wrong is
+# reported where an admin looks.
+# shellcheck shell=bash
+
+# A broken chip catalog file, for a model no node has, is reported with its
+# line and column and skipped: jobs keep running, and after `scontrol
+# reconfigure` every node still takes vgpu jobs (before, every prolog failed
+# and every node went INVAL).
+t_broken_catalog_file_is_skipped() {
+	local f=$CATALOG_DIR/zz-broken.json id
+	# shellcheck disable=SC2064
+	trap "rm -f '$f'; scontrol reconfigure || true" EXIT
+	printf '{\n  "id": "zz-broken",\n  "names": [' >"$f"
+	id=$(submit_dump --gres=vgpu:ascend:10)
+	wait_job "$id"
+	scontrol reconfigure
+	sleep 2
+	wait_for 30 "all nodes usable" all_nodes_usable || fail "after reconfigure: $(node_states | tr '\n' ' ')"
+	id=$(submit_dump --gres=vgpu:nvidia:10)
+	wait_job "$id"
+	grep -q "zz-broken.json: invalid JSON.*Line 3, Column.*file skipped" "$LAB/log/slurmd-n1.log" ||
+		fail "slurmd-n1.log does not name the broken file: $(grep -i 'catalog' "$LAB/log/slurmd-n1.log" | tail -2)"
+}
