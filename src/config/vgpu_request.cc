@@ -83,9 +83,8 @@ Result<std::vector<VgpuAsk>> ParseVgpuTres(const std::string& tres) {
   return out;
 }
 
-void VgpuCapacity::AddNode(const std::string& gres) {
-  std::map<std::string, uint64_t> node;
-  uint64_t total = 0;
+std::map<std::string, uint64_t> VgpuCountsOfGres(const std::string& gres) {
+  std::map<std::string, uint64_t> counts;
   for (std::string entry : Split(gres, ',')) {
     entry = Trim(entry.substr(0, entry.find('(')));  // "(S:0-1)": sockets
     std::vector<std::string> parts = Split(entry, ':');
@@ -94,10 +93,17 @@ void VgpuCapacity::AddNode(const std::string& gres) {
     std::string type;
     if (parts.size() >= 2 && !ParseCount(parts.back(), &n)) n = 1;
     if (parts.size() == 3 || (parts.size() == 2 && !ParseCount(parts[1], &n))) type = Lower(parts[1]);
-    if (!type.empty()) node[type] += n;
+    counts[type] += n;
+  }
+  return counts;
+}
+
+void VgpuCapacity::AddNode(const std::string& gres) {
+  uint64_t total = 0;
+  for (const auto& [type, n] : VgpuCountsOfGres(gres)) {
+    if (!type.empty()) most_by_type_[type] = std::max(most_by_type_[type], n);
     total += n;
   }
-  for (const auto& t : node) most_by_type_[t.first] = std::max(most_by_type_[t.first], t.second);
   most_total_ = std::max(most_total_, total);
 }
 

@@ -26,6 +26,11 @@ struct VgpuAsk {
 // ("-5", "1.5": not a type named so).
 Result<std::vector<VgpuAsk>> ParseVgpuTres(const std::string& tres);
 
+// The vgpu counts of a node's Gres= string by lower-case type ("" for
+// untyped entries): "vgpu:ascend:800,vgpu:nvidia:400(S:1),gpu:2" gives
+// ascend 800, nvidia 400.
+std::map<std::string, uint64_t> VgpuCountsOfGres(const std::string& gres);
+
 // What the cluster's nodes offer, from their Gres= strings: the most
 // shares one node has of each vgpu type (lower case), and in all.
 class VgpuCapacity {

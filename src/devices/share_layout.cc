@@ -187,29 +187,35 @@ class LayoutBuilder {
       if (files.ok())
         for (const std::string& f : *files) records_of[f].push_back(i);
     }
+    // Files named by the same records are reported together: a line
+    // written twice is one mistake, not one per device.
+    std::map<std::vector<size_t>, std::vector<std::string>> files_of;
     for (const auto& [file, records] : records_of) {
       if (records.size() < 2) continue;
       bool vgpu = false;
       for (size_t i : records) vgpu = vgpu || IsVgpu(merged_[i]);
-      if (!vgpu) continue;  // another GRES's business
+      if (vgpu) files_of[records].push_back(file);  // else another GRES's business
+    }
+    for (const auto& [records, files] : files_of) {
       std::vector<std::string> where;
       auto add = [&where](std::string w) {
         if (std::find(where.begin(), where.end(), w) == where.end()) where.push_back(std::move(w));
       };
       if (in_.locator)
-        for (const GresConfLine* line : in_.locator->AllByFile(in_.node_name, file))
+        for (const GresConfLine* line : in_.locator->AllByFile(in_.node_name, files.front()))
           add(in_.locator->Describe(line, ""));
       if (where.empty())  // lines the locator cannot see
-        for (size_t i : records) add(Describe(merged_[i], Locate(merged_[i], {file})));
-      const std::string message = "gres/vgpu: node " + in_.node_name + ": device file " + file + " is named " +
-                                  std::to_string(records.size()) + " times (" + Join(where, "; ") +
-                                  "); each device may be listed once, or its shares would be handed out twice: "
-                                  "remove the repeats";
-      std::set<std::string> types;
+        for (size_t i : records) add(Describe(merged_[i], Locate(merged_[i], {files.front()})));
+      std::vector<std::string> shown(files.begin(), files.begin() + std::min<size_t>(files.size(), 3));
+      if (files.size() > 3) shown.push_back("and " + std::to_string(files.size() - 3) + " more");
+      const std::string what = files.size() == 1 ? "device file " + files.front() + " is"
+                                                 : "device files " + Join(shown, ", ") + " are";
+      out_.errors.push_back("gres/vgpu: node " + in_.node_name + ": " + what + " named " +
+                            std::to_string(records.size()) + " times (" + Join(where, "; ") +
+                            "); each device may be listed once, or its shares would be handed out twice: "
+                            "remove the repeats");
       for (size_t i : records)
-        if (IsVgpu(merged_[i])) types.insert(Lower(merged_[i].type));
-      for (const std::string& t : types) failed_types_.insert(t);
-      out_.errors.push_back(message);
+        if (IsVgpu(merged_[i])) failed_types_.insert(Lower(merged_[i].type));
     }
   }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config_check.h"
 #include "report_command.h"
 
 namespace {
@@ -18,6 +19,7 @@ const char kUsage[] =
     "usage: vgpuctl COMMAND [OPTIONS]\n"
     "Commands:\n"
     "  report   requested and used vgpu share-hours per user, account and type (from sacct)\n"
+    "  check    every mistake in slurm.conf, gres.conf, vgpu.conf and the chip catalog, per node\n"
     "Run `vgpuctl COMMAND --help` for a command's options.\n";
 
 struct Command {
@@ -27,6 +29,9 @@ struct Command {
 
 const Command kCommands[] = {
     {"report", vgpu::report::RunReport},
+    {"check", [](const std::vector<std::string>& args, std::time_t, std::ostream& out, std::ostream& err) {
+       return vgpu::check::RunCheck(args, out, err);
+     }},
 };
 
 int Main(int argc, char** argv) {

@@ -22,3 +22,22 @@ t_broken_catalog_file_is_skipped() {
 	grep -q "zz-broken.json: invalid JSON.*Line 3, Column.*file skipped" "$LAB/log/slurmd-n1.log" ||
 		fail "slurmd-n1.log does not name the broken file: $(grep -i 'catalog' "$LAB/log/slurmd-n1.log" | tail -2)"
 }
+
+# vgpuctl check, on the running cluster's files: every node ok; then on a
+# copy with a gres.conf line written twice: exit status 1 and the lines.
+t_vgpuctl_check_finds_mistakes() {
+	local vgpuctl=$VGPU_PREFIX/bin/vgpuctl copy=$RUN/check-conf out rc
+	out=$("$vgpuctl" check --conf "$LAB/etc/slurm.conf" 2>&1) || fail "vgpuctl check on the lab: $out"
+	[[ $out == *"n1: ok: 8 ascend device(s)"* && $out == *"3 node(s) with vgpu checked, 0 problem(s)"* ]] ||
+		fail "vgpuctl check on the lab said: $out"
+	rm -rf "$copy" && mkdir -p "$copy"
+	cp "$LAB/etc/slurm.conf" "$LAB/etc/gres.conf" "$LAB/etc/vgpu.conf" "$copy/"
+	head -1 "$LAB/etc/gres.conf" >>"$copy/gres.conf"
+	set +e
+	out=$("$vgpuctl" check --conf "$copy/slurm.conf" 2>&1)
+	rc=$?
+	set -e
+	expect "vgpuctl check exit status" "$rc" 1
+	[[ $out == *"are named 2 times"*"gres.conf line 1"*"gres.conf line 5"* && $out == *"n2: ok"* ]] ||
+		fail "vgpuctl check on a doubled line said: $out"
+}
