@@ -41,3 +41,30 @@ t_vgpuctl_check_finds_mistakes() {
 	[[ $out == *"are named 2 times"*"gres.conf line 1"*"gres.conf line 5"* && $out == *"n2: ok"* ]] ||
 		fail "vgpuctl check on a doubled line said: $out"
 }
+
+# A vgpu.conf mistake, then its fix, each followed by `scontrol reconfigure`:
+# the nodes leave the pool while it is broken (INVAL: they register no
+# vgpu) and, once fixed, register again; Slurm keeps them drained with its
+# own reason ("gres/vgpu count reported lower than configured") until an
+# admin resumes them. No slurmctld restart is needed. (Slurm's rule, for any
+# GRES: a valid registration clears INVAL, not the DRAIN it set; 23.11.4
+# node_mgr.c:3366-3384. See doc/admin-guide.md.)
+t_fixed_vgpu_conf_brings_nodes_back() {
+	local conf=$LAB/etc/vgpu.conf id
+	cp "$conf" "$RUN/vgpu.conf.saved"
+	# shellcheck disable=SC2064
+	trap "cp '$RUN/vgpu.conf.saved' '$conf'; scontrol reconfigure || true; scontrol update nodename=n[1-3] state=resume || true" EXIT
+	sed -i 's/^SharesPerDevice=.*/SharesPerDevice=lots/' "$conf"
+	scontrol reconfigure
+	wait_for 30 "nodes INVAL" sh -c "sinfo -h -N -o '%N %t' | grep -q '^n1 inval'" ||
+		fail "with SharesPerDevice=lots: $(node_states | tr '\n' ' ')"
+	cp "$RUN/vgpu.conf.saved" "$conf"
+	scontrol reconfigure
+	wait_for 60 "nodes registered again" sh -c "! sinfo -h -N -o '%t' | grep -q inval" ||
+		fail "after the fix: $(node_states | tr '\n' ' ')"
+	scontrol update nodename=n[1-3] state=resume
+	wait_for 30 "all nodes usable" all_nodes_usable ||
+		fail "after the fix, a reconfigure and resume: $(node_states | tr '\n' ' '); $(sinfo -h -R | head -3 | tr '\n' ' ')"
+	id=$(submit_dump --gres=vgpu:ascend:10)
+	wait_job "$id"
+}
