@@ -2,6 +2,7 @@
 
 #include <json/json.h>
 
+#include <cstdint>
 #include <memory>
 #include <sstream>
 
@@ -74,14 +75,17 @@ std::string DeviceTable::Serialize() const {
   return Json::writeString(writer, root);
 }
 
+// Nothing throws out of here: jsoncpp's parser throws too (nesting deeper
+// than its stack limit), so it runs inside the try block as well. Bits are
+// contiguous from 0 and their total fits in 32 bits (total_bits()).
 Result<DeviceTable> DeviceTable::Parse(const std::string& text) {
-  Json::Value root;
-  std::string errors;
-  Json::CharReaderBuilder builder;
-  std::unique_ptr<Json::CharReader> reader(builder.newCharReader());
-  if (!reader->parse(text.data(), text.data() + text.size(), &root, &errors))
-    return Result<DeviceTable>::Error("device table is not valid JSON: " + OneLine(errors));
   try {
+    Json::Value root;
+    std::string errors;
+    Json::CharReaderBuilder builder;
+    std::unique_ptr<Json::CharReader> reader(builder.newCharReader());
+    if (!reader->parse(text.data(), text.data() + text.size(), &root, &errors))
+      return Result<DeviceTable>::Error("device table is not valid JSON: " + OneLine(errors));
     std::vector<ShareDevice> devices;
     uint32_t next_bit = 0;
     for (const Json::Value& v : root["devices"]) {
@@ -90,6 +94,9 @@ Result<DeviceTable> DeviceTable::Parse(const std::string& text) {
       sd.shares = v["shares"].asUInt();
       if (sd.first_bit != next_bit || sd.shares == 0)
         return Result<DeviceTable>::Error("device table bits are not contiguous at bit " +
+                                          std::to_string(sd.first_bit));
+      if (sd.shares > UINT32_MAX - next_bit)
+        return Result<DeviceTable>::Error("device table has more than 4294967295 bits at bit " +
                                           std::to_string(sd.first_bit));
       next_bit += sd.shares;
       Device& d = sd.device;
@@ -109,7 +116,7 @@ Result<DeviceTable> DeviceTable::Parse(const std::string& text) {
     }
     return DeviceTable(std::move(devices), root["shares_per_device"].asUInt());
   } catch (const Json::Exception& e) {
-    return Result<DeviceTable>::Error(std::string("device table has a wrong type: ") + e.what());
+    return Result<DeviceTable>::Error(std::string("device table cannot be read: ") + e.what());
   }
 }
 

@@ -1,7 +1,9 @@
 #include "devices/file_range.h"
 
 #include <cctype>
-#include <cstdlib>
+#include <cstdint>
+
+#include "util/text.h"
 
 namespace vgpu {
 namespace {
@@ -32,13 +34,15 @@ bool AllDigits(const std::string& s) {
   return true;
 }
 
-std::string Pad(unsigned long value, size_t width) {
+std::string Pad(uint64_t value, size_t width) {
   std::string digits = std::to_string(value);
   if (digits.size() < width) digits.insert(0, width - digits.size(), '0');
   return digits;
 }
 
-// Expands one bracket body ("0-3,7") into its numbers as strings.
+// Expands one bracket body ("0-3,7") into its numbers as strings. Numbers
+// are at most 4294967295: a larger one is an error, so that no range can
+// reach the top of the counter and wrap (which looped forever).
 Status ExpandBody(const std::string& body, const std::string& item,
                   std::vector<std::string>* out) {
   for (const std::string& piece : SplitTopLevel(body)) {
@@ -48,14 +52,15 @@ Status ExpandBody(const std::string& body, const std::string& item,
     if (!AllDigits(lo) || !AllDigits(hi))
       return Status::Error("File=" + item + ": \"" + piece +
                            "\" is not a number or a range like 0-7");
-    unsigned long from = std::strtoul(lo.c_str(), nullptr, 10);
-    unsigned long to = std::strtoul(hi.c_str(), nullptr, 10);
+    uint64_t from = 0, to = 0;
+    if (!ParseU64(lo, UINT32_MAX, &from) || !ParseU64(hi, UINT32_MAX, &to))
+      return Status::Error("File=" + item + ": \"" + piece + "\" has a number above 4294967295");
     if (to < from)
       return Status::Error("File=" + item + ": range \"" + piece + "\" runs backwards");
     if (to - from > 4096)
       return Status::Error("File=" + item + ": range \"" + piece + "\" is too long");
     size_t width = lo.size() > 1 && lo[0] == '0' ? lo.size() : 0;
-    for (unsigned long n = from; n <= to; ++n) out->push_back(Pad(n, width));
+    for (uint64_t n = from; n <= to; ++n) out->push_back(Pad(n, width));
   }
   return Status::Ok();
 }

@@ -1,7 +1,8 @@
 // Expansion of gres.conf File= expressions, the same bracket syntax Slurm's
 // hostlist accepts for device files: "/dev/davinci[0-7]",
 // "/dev/nvidia[0-1,3]", "/dev/dri/renderD[128-131]", and comma lists of
-// such items. Zero padding in a range ("[00-03]") is kept.
+// such items. Zero padding in a range ("[00-03]") is kept. Numbers are
+// whole and at most 4294967295; one range spans at most 4,097 of them.
 #ifndef VGPU_DEVICES_FILE_RANGE_H_
 #define VGPU_DEVICES_FILE_RANGE_H_
 

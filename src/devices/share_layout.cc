@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <sstream>
@@ -121,10 +122,14 @@ class LayoutBuilder {
                            "unknown (set Inventory= in vgpu.conf, or install the vendor's "
                            "management library)");
     }
-    // The vendor ordinal defaults to the number at the end of the file name.
+    // The vendor ordinal defaults to the number at the end of the file name;
+    // a number too large for an ordinal leaves it unknown (-1) rather than
+    // throwing out of the plugin (std::stoi did).
     size_t digits = file.find_last_not_of("0123456789");
-    if (digits != std::string::npos && digits + 1 < file.size())
-      dev.vendor_index = std::stoi(file.substr(digits + 1));
+    uint64_t ordinal = 0;
+    if (digits != std::string::npos && digits + 1 < file.size() &&
+        ParseU64(file.substr(digits + 1), INT32_MAX, &ordinal))
+      dev.vendor_index = static_cast<int>(ordinal);
     return dev;
   }
 

@@ -94,6 +94,12 @@ Result<NodeUsage> ReadNodeUsage(const std::string& run_dir, const JobAllocation&
   return usage;
 }
 
+// Contract: nothing throws out of here (jsoncpp's parser throws for nesting
+// past its stack limit: that comment is not ours either), and the other
+// nodes' entries are written back as they were read: numbers keep 15
+// significant digits, so a value such as "of":0.04 is not rounded to 0,
+// which would make the whole record unreadable for vgpuctl report. This
+// node's own figures are rounded to tenths (Tenths) before they are written.
 Result<std::string> MergeUsageComment(const std::string& existing, const NodeUsage& usage) {
   using R = Result<std::string>;
   Json::Value root(Json::objectValue);
@@ -102,8 +108,14 @@ Result<std::string> MergeUsageComment(const std::string& existing, const NodeUsa
     std::unique_ptr<Json::CharReader> reader(rb.newCharReader());
     std::string errs;
     Json::Value parsed;
-    if (!reader->parse(existing.data(), existing.data() + existing.size(), &parsed, &errs) ||
-        !parsed.isObject() || !parsed.isMember("vgpu") || !parsed["nodes"].isObject())
+    bool ours = false;
+    try {
+      ours = reader->parse(existing.data(), existing.data() + existing.size(), &parsed, &errs) &&
+             parsed.isObject() && parsed.isMember("vgpu") && parsed["nodes"].isObject();
+    } catch (const Json::Exception&) {
+      ours = false;
+    }
+    if (!ours)
       return R::Error("the job's AdminComment holds other text (\"" + existing.substr(0, 60) +
                       "\"); vgpu usage is not written over it");
     root = parsed;
@@ -146,8 +158,8 @@ Result<std::string> MergeUsageComment(const std::string& existing, const NodeUsa
   root["nodes"][usage.node] = node;
   Json::StreamWriterBuilder wb;
   wb["indentation"] = "";
-  wb["precisionType"] = "decimal";
-  wb["precision"] = 1;
+  wb["precisionType"] = "significant";
+  wb["precision"] = 15;
   return Json::writeString(wb, root);
 }
 

@@ -20,6 +20,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int64_t kEmptyResult = 9003;  // ESLURM_REST_EMPTY_RESULT ("Nothing found")
 
 // `text` parsed as one JSON value, or the parser's message on one line.
+// Never throws: jsoncpp's parser throws for nesting past its stack limit,
+// which is caught here and becomes the error.
 Result<Json::Value> ParseJson(const std::string& text) {
   Json::CharReaderBuilder b;
   b["collectComments"] = false;
@@ -27,8 +29,12 @@ Result<Json::Value> ParseJson(const std::string& text) {
   std::unique_ptr<Json::CharReader> reader(b.newCharReader());
   Json::Value root;
   std::string errors;
-  if (!reader->parse(text.data(), text.data() + text.size(), &root, &errors))
-    return Result<Json::Value>::Error(OneLine(errors));
+  try {
+    if (!reader->parse(text.data(), text.data() + text.size(), &root, &errors))
+      return Result<Json::Value>::Error(OneLine(errors));
+  } catch (const Json::Exception& e) {
+    return Result<Json::Value>::Error(OneLine(e.what()));
+  }
   return root;
 }
 
@@ -51,6 +57,14 @@ std::optional<uint64_t> Whole(const Json::Value& v) {
   std::optional<double> d = Number(v);
   if (!d || *d < 0 || *d >= 18446744073709551616.0 || std::floor(*d) != *d) return std::nullopt;
   return static_cast<uint64_t>(*d);
+}
+
+// A Unix time in seconds; 0 (not set) for null and for a number outside
+// int64_t, which must not reach the cast (its result would be undefined).
+int64_t Time(const Json::Value& v) {
+  std::optional<double> d = Number(v);
+  if (!d || !(*d >= -9223372036854775808.0 && *d < 9223372036854775808.0)) return 0;
+  return static_cast<int64_t>(*d);
 }
 
 // v[key], or null when v is not an object (jsoncpp throws on a lookup in
@@ -171,8 +185,8 @@ Result<std::vector<JobRecord>> ParseSacctJson(const std::string& text) {
     const Json::Value& state = Get(j["state"], "current");
     job.state = state.isArray() && !state.empty() ? StringOr(state[0]) : StringOr(state);
     const Json::Value& time = j["time"];
-    job.start = static_cast<int64_t>(Number(Get(time, "start")).value_or(0));
-    job.end = static_cast<int64_t>(Number(Get(time, "end")).value_or(0));
+    job.start = Time(Get(time, "start"));
+    job.end = Time(Get(time, "end"));
     job.elapsed_s = std::max(0.0, Number(Get(time, "elapsed")).value_or(0));
     ReadAllocated(Get(j["tres"], "allocated"), &job);
     if (std::optional<std::vector<DeviceUsage>> usage = ParseUsageComment(StringOr(Get(j["comment"], "administrator")))) {

@@ -83,6 +83,12 @@ class DeviceTableTest : public CppUnit::TestFixture {
                         R"({"shares_per_device":100,"devices":[{"first_bit":5,"shares":100}]})")
                         .ok());
     CPPUNIT_ASSERT(!DeviceTable::Parse(R"({"devices":[{"first_bit":"x"}]})").ok());
+    // Found by tests/fuzz: bits that wrap past 2^32, and nesting past
+    // jsoncpp's stack limit (its exception escaped).
+    CPPUNIT_ASSERT(!DeviceTable::Parse(R"({"devices":[{"first_bit":0,"shares":4294967295},)"
+                                       R"({"first_bit":4294967295,"shares":2}]})")
+                        .ok());
+    CPPUNIT_ASSERT(!DeviceTable::Parse(std::string(2000, '[') + std::string(2000, ']')).ok());
     auto empty = DeviceTable::Parse(R"({"shares_per_device":100,"devices":[]})");
     CPPUNIT_ASSERT(empty.ok());
     CPPUNIT_ASSERT(empty->empty());
