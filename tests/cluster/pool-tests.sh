@@ -42,6 +42,18 @@ t_vgpuctl_check_finds_mistakes() {
 		fail "vgpuctl check on a doubled line said: $out"
 }
 
+# Resumes each node Slurm holds drained (resuming one that is not drained is
+# an error: "Invalid node state specified"; which nodes Slurm drains after
+# an INVAL differs between releases) and succeeds once all are usable.
+resume_drained_nodes() {
+	local n state
+	while read -r n state; do
+		[[ $state == drain* || $state == drng* ]] || continue
+		scontrol update nodename="$n" state=resume || true
+	done < <(sinfo -h -N -o '%N %t')
+	all_nodes_usable
+}
+
 # A vgpu.conf mistake, then its fix, each followed by `scontrol reconfigure`:
 # the nodes leave the pool while it is broken (INVAL: they register no
 # vgpu) and, once fixed, register again; Slurm keeps them drained with its
@@ -53,7 +65,7 @@ t_fixed_vgpu_conf_brings_nodes_back() {
 	local conf=$LAB/etc/vgpu.conf id
 	cp "$conf" "$RUN/vgpu.conf.saved"
 	# shellcheck disable=SC2064
-	trap "cp '$RUN/vgpu.conf.saved' '$conf'; scontrol reconfigure || true; scontrol update nodename=n[1-3] state=resume || true" EXIT
+	trap "cp '$RUN/vgpu.conf.saved' '$conf'; scontrol reconfigure || true; resume_drained_nodes || true" EXIT
 	sed -i 's/^SharesPerDevice=.*/SharesPerDevice=lots/' "$conf"
 	scontrol reconfigure
 	wait_for 30 "nodes INVAL" sh -c "sinfo -h -N -o '%N %t' | grep -q '^n1 inval'" ||
@@ -62,8 +74,8 @@ t_fixed_vgpu_conf_brings_nodes_back() {
 	scontrol reconfigure
 	wait_for 60 "nodes registered again" sh -c "! sinfo -h -N -o '%t' | grep -q inval" ||
 		fail "after the fix: $(node_states | tr '\n' ' ')"
-	scontrol update nodename=n[1-3] state=resume
-	wait_for 30 "all nodes usable" all_nodes_usable ||
+	log "after the fix: $(node_states | tr '\n' ' ')"
+	wait_for 30 "all nodes usable" resume_drained_nodes ||
 		fail "after the fix, a reconfigure and resume: $(node_states | tr '\n' ' '); $(sinfo -h -R | head -3 | tr '\n' ' ')"
 	id=$(submit_dump --gres=vgpu:ascend:10)
 	wait_job "$id"
