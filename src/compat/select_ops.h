@@ -38,7 +38,9 @@
   X(int, job_test, select_p_job_test, VGPU_SELECT_JOB_TEST_PARAMS,          \
     VGPU_SELECT_JOB_TEST_ARGS)                                              \
   X(int, job_begin, select_p_job_begin, (job_record_t * job), (job))       \
-  X(int, reconfigure, select_p_reconfigure, (void), ())
+  X(int, reconfigure, select_p_reconfigure, (void), ())                     \
+  X(int, job_fini, select_p_job_fini, (job_record_t * job), (job))           \
+  X(int, nodeinfo_set_all, select_p_select_nodeinfo_set_all, (void), ())
 
 // Entry points of every era.
 #define VGPU_SELECT_COMMON(X)                                                                     \
@@ -46,10 +48,8 @@
   X(int, job_ready, select_p_job_ready, (job_record_t * job), (job))                              \
   X(int, job_expand, select_p_job_expand, (job_record_t * from, job_record_t * to), (from, to))   \
   X(int, job_resized, select_p_job_resized, (job_record_t * job, node_record_t * node), (job, node)) \
-  X(int, job_fini, select_p_job_fini, (job_record_t * job), (job))                                \
   X(int, job_suspend, select_p_job_suspend, (job_record_t * job, bool indf), (job, indf))         \
   X(int, job_resume, select_p_job_resume, (job_record_t * job, bool indf), (job, indf))           \
-  X(int, nodeinfo_set_all, select_p_select_nodeinfo_set_all, (void), ())                          \
   X(int, nodeinfo_set, select_p_select_nodeinfo_set, (job_record_t * job), (job))
 
 // Until 24.11: state save/restore, steps, and the node and job info

@@ -8,13 +8,19 @@ uint32_t VgpuPluginId() {
   return id;
 }
 
-bool ReadVgpuDevices(const node_record_t* node, VgpuDevices* out) {
-  *out = VgpuDevices();
-  if (!node || !node->gres_list) return false;
+gres_node_state_t* VgpuNodeState(const node_record_t* node) {
+  if (!node || !node->gres_list) return nullptr;
+  gres_node_state_t* found = nullptr;
   list_itr_t* it = list_iterator_create(node->gres_list);
   while (auto* gs = static_cast<gres_state_t*>(list_next(it)))
-    if (gs->plugin_id == VgpuPluginId()) out->gres = static_cast<gres_node_state_t*>(gs->gres_data);
+    if (gs->plugin_id == VgpuPluginId()) found = static_cast<gres_node_state_t*>(gs->gres_data);
   list_iterator_destroy(it);
+  return found;
+}
+
+bool ReadVgpuDevices(const node_record_t* node, VgpuDevices* out) {
+  *out = VgpuDevices();
+  out->gres = VgpuNodeState(node);
   const gres_node_state_t* ns = out->gres;
   if (!ns || !ns->topo_cnt || !ns->topo_gres_bitmap) return false;
   for (uint16_t t = 0; t < ns->topo_cnt; ++t) {

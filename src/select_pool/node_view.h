@@ -26,6 +26,9 @@ struct VgpuDevices {
 
 uint32_t VgpuPluginId();
 
+// The node's vgpu GRES state, or null (no vgpu on the node).
+gres_node_state_t* VgpuNodeState(const node_record_t* node);
+
 // False when the node has no vgpu GRES, or its device layout is not known
 // yet (slurmctld restarted and the node has not registered since), or the
 // layout is not ours (devices of different sizes).

@@ -18,11 +18,14 @@
 #include "cons_tres_ops.h"
 #include "pool_scheduler.h"
 #include "slurm_plugin.h"
+#include "type_counts.h"
 
 VGPU_SLURM_PLUGIN("Consumable TRES with vgpu device placement", "select/cons_tres_pool");
 VGPU_EXPORT const uint32_t plugin_id = VGPU_SELECT_PLUGIN_ID;
 
 using vgpu::select_pool::ConsTres;
+using vgpu::select_pool::CorrectAllVgpuTypeCounts;
+using vgpu::select_pool::CorrectVgpuTypeCounts;
 using vgpu::select_pool::ConsTresOps;
 using vgpu::select_pool::PoolScheduler;
 
@@ -131,7 +134,24 @@ VGPU_EXPORT int select_p_job_begin(job_record_t* job) {
     }
   }
   if (rc != SLURM_SUCCESS) return rc;
+  CorrectVgpuTypeCounts(job);
   return Forward<int>([&](const ConsTresOps& ops) { return ops.job_begin(job); });
+}
+
+// A job's end: the type counts of its nodes are made right first, so that
+// cons_tres's release takes back what the job holds (type_counts.h).
+VGPU_EXPORT int select_p_job_fini(job_record_t* job) {
+  if (running_in_slurmctld()) CorrectVgpuTypeCounts(job);
+  return Forward<int>([&](const ConsTresOps& ops) { return ops.job_fini(job); });
+}
+
+// Called before Slurm reports nodes (sinfo, scontrol show node) and before
+// scheduling passes: counts made right here show in AllocTRES and hold for
+// typed requests. A correction marks the nodes changed, so that cons_tres
+// computes their allocated TRES again.
+VGPU_EXPORT int select_p_select_nodeinfo_set_all(void) {
+  if (running_in_slurmctld() && CorrectAllVgpuTypeCounts()) last_node_update = time(nullptr);
+  return Forward<int>([](const ConsTresOps& ops) { return ops.nodeinfo_set_all(); });
 }
 
 // `scontrol reconfigure`: vgpu.conf is read again at the next job_test.
@@ -141,5 +161,9 @@ VGPU_EXPORT int select_p_reconfigure(void) {
     delete g_scheduler;
     g_scheduler = nullptr;
   }
-  return Forward<int>([](const ConsTresOps& ops) { return ops.reconfigure(); });
+  const int rc = Forward<int>([](const ConsTresOps& ops) { return ops.reconfigure(); });
+  // cons_tres has released and re-added every job: untyped ones with
+  // Slurm's wrong type counts (type_counts.h).
+  if (running_in_slurmctld() && CorrectAllVgpuTypeCounts()) last_node_update = time(nullptr);
+  return rc;
 }

@@ -80,3 +80,50 @@ t_fixed_vgpu_conf_brings_nodes_back() {
 	id=$(submit_dump --gres=vgpu:ascend:10)
 	wait_job "$id"
 }
+
+# node_vgpu_alloc NODE: the vgpu part of the node's AllocTRES, e.g.
+# "gres/vgpu=30,gres/vgpu:dcu=30" ("" when nothing is allocated).
+node_vgpu_alloc() {
+	scontrol show node "$1" | grep -o 'AllocTRES=[^ ]*' | cut -d= -f2- | tr ',' '\n' |
+		grep '^gres/vgpu' | paste -sd, -
+}
+
+# Untyped jobs (TypePreference puts them on n2's dcu devices) across a
+# slurmctld restart, a re-registration of n2 and a reconfigure: Slurm's
+# per-type counts are right again once n2 registers (Slurm alone sets them
+# to one job's count, type_counts.h), nothing underflows, everything is
+# given back when the jobs end, and a job may then take every dcu share.
+t_untyped_jobs_survive_ctld_restart() {
+	local a b c log=$LAB/log/slurmctld.log lines
+	a=$(submit_dump -p share --mem=100 -w n2 --gres=vgpu:30 -- sleep 120)
+	# shellcheck disable=SC2064
+	trap "scancel $a \${b:-} \${c:-} 2>/dev/null || true" EXIT
+	wait_running "$a"
+	b=$(submit_dump -p share --mem=100 -w n2 --gres=vgpu:20 -- sleep 120)
+	wait_running "$b"
+	expect "n2 AllocTRES before the restart" "$(node_vgpu_alloc n2)" "gres/vgpu=50,gres/vgpu:dcu=50"
+	lines=$(wc -l <"$log")
+	restart_slurmctld
+	# Right after the restart slurmctld does not know n2's devices; they are
+	# known again once n2 answers its registration request.
+	wait_for 30 "n2's counts after the slurmctld restart" sh -c \
+		"scontrol show node n2 | grep -q 'AllocTRES=.*gres/vgpu=50,gres/vgpu:dcu=50'" ||
+		fail "n2 AllocTRES after the slurmctld restart: $(node_vgpu_alloc n2), expected gres/vgpu=50,gres/vgpu:dcu=50"
+	restart_slurmd n2
+	wait_for 30 "all nodes usable" all_nodes_usable || fail "nodes not usable: $(node_states | tr '\n' ' ')"
+	expect "n2 AllocTRES after n2 registered again" "$(node_vgpu_alloc n2)" "gres/vgpu=50,gres/vgpu:dcu=50"
+	scontrol reconfigure
+	wait_for 30 "n2's counts after a reconfigure" sh -c \
+		"scontrol show node n2 | grep -q 'AllocTRES=.*gres/vgpu=50,gres/vgpu:dcu=50'" ||
+		fail "n2 AllocTRES after scontrol reconfigure: $(node_vgpu_alloc n2), expected gres/vgpu=50,gres/vgpu:dcu=50"
+	scancel "$a" "$b"
+	wait_for 60 "the jobs to end" sh -c "[ -z \"\$(squeue -h -j $a,$b 2>/dev/null)\" ]" ||
+		fail "jobs $a $b still listed: $(squeue -h -j "$a,$b" -o '%i %T' | tr '\n' ' ')"
+	wait_for 30 "n2's vgpu to be free" sh -c "! scontrol show node n2 | grep -q 'AllocTRES=.*gres/vgpu'" ||
+		fail "after the jobs ended, n2 still has $(node_vgpu_alloc n2) allocated"
+	c=$(submit_dump -p share --mem=100 -w n2 --gres=vgpu:dcu:400 -- true)
+	wait_job "$c"
+	local underflows
+	underflows=$(tail -n +"$((lines + 1))" "$log" | grep -c 'underflow' || true)
+	expect "'underflow' lines in slurmctld.log since the restart" "$underflows" 0
+}
