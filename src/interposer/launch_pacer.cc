@@ -289,8 +289,10 @@ bool LaunchPacer::Sample() {
 }
 
 uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_thread, bool* foreign) {
+  // A whole device is not paced, but its launches are still measured: the
+  // job's usage record says how busy it kept the device.
   const double share = device->held_to().ComputeShare();
-  if (share >= 1.0) return 0;
+  const bool paced = share < 1.0;
   void* context = ops_.current();
   if (!context) return 0;
 
@@ -301,7 +303,7 @@ uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_threa
     // Still full: wait for the oldest rather than queue further ahead.
     if (pending_.size() >= kMaxInFlight) Collect(hold, true);
   }
-  for (;;) {
+  while (paced) {
     const uint64_t delay = device->pace_region()->PaceDelay(share, kBurstNs, now);
     if (delay == 0) break;
     hold.unlock();

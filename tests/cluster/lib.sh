@@ -259,19 +259,29 @@ make_device() {
 	mknod -m 0666 "$file" c "$major" "$minor"
 }
 
-# start_slurmd_node NODE: that node's slurmd; on a PRELOAD_NODES node, in a
-# private mount namespace where $LAB/etc/ld.so.preload (written by
-# cluster-up when the plugin is installed) is bound over /etc/ld.so.preload.
+# The run directory libvgpu.so and vgpu-prolog use (compiled in: the
+# configure default), and where each lab node's copy of it lives: every
+# slurmd runs in a private mount namespace with $NODE_RUN/NODE bound over
+# /run/slurm-vgpu, as if each node were its own machine, so that one job
+# can span nodes. From this host, a node's run directory is $NODE_RUN/NODE.
+VGPU_RUN=/run/slurm-vgpu
+NODE_RUN=$LAB/node-run
+
+# start_slurmd_node NODE: that node's slurmd, in a private mount namespace
+# where $NODE_RUN/NODE is /run/slurm-vgpu and, on a PRELOAD_NODES node,
+# $LAB/etc/ld.so.preload (written by cluster-up when the plugin is
+# installed) is /etc/ld.so.preload.
 start_slurmd_node() {
-	local n=$1
+	local n=$1 binds
+	mkdir -p "$VGPU_RUN" "$NODE_RUN/$n"
+	chmod 755 "$NODE_RUN" "$NODE_RUN/$n"
+	binds="mount --bind '$NODE_RUN/$n' '$VGPU_RUN'"
 	if [[ " ${PRELOAD_NODES[*]} " == *" $n "* ]] && [ -s "$LAB/etc/ld.so.preload" ]; then
 		# The bind needs a file to cover; an empty one changes nothing.
 		[ -e /etc/ld.so.preload ] || { : >/etc/ld.so.preload && touch "$LAB/.made-ld.so.preload"; }
-		unshare --mount --propagation private sh -c \
-			"mount --bind '$LAB/etc/ld.so.preload' /etc/ld.so.preload && exec '$SLURM_SBIN/slurmd' -N '$n'"
-	else
-		"$SLURM_SBIN/slurmd" -N "$n"
+		binds="$binds && mount --bind '$LAB/etc/ld.so.preload' /etc/ld.so.preload"
 	fi
+	unshare --mount --propagation private sh -c "$binds && exec '$SLURM_SBIN/slurmd' -N '$n'"
 }
 
 # lab_uuid NODE INDEX: the simulated device's UUID, NVIDIA-style (the stub

@@ -7,15 +7,14 @@
 # DCMI ($LAB/hw, written by cluster-up).
 # shellcheck shell=bash
 
-VGPU_RUN=/run/slurm-vgpu # the run directory compiled in (configure default)
 GIB=1073741824
 
-# The job's files on this host (all slurmd of the lab share /run).
-job_files() { ls -d "$VGPU_RUN/job_$1" "$VGPU_RUN/job_$1.slices" 2>/dev/null || true; }
+# The job's files on every node ($NODE_RUN, lib.sh).
+job_files() { ls -d "$NODE_RUN"/*/job_"$1" "$NODE_RUN"/*/job_"$1".slices 2>/dev/null || true; }
 
-# wait_clean ID: until the epilog has removed everything of job ID.
+# wait_clean ID: until the epilogs have removed everything of job ID.
 wait_clean() {
-	wait_for 30 "job $1's files to go" sh -c "[ -z \"\$(ls -d $VGPU_RUN/job_$1 $VGPU_RUN/job_$1.slices 2>/dev/null)\" ]" ||
+	wait_for 30 "job $1's files to go" sh -c "[ -z \"\$(ls -d $NODE_RUN/*/job_$1 $NODE_RUN/*/job_$1.slices 2>/dev/null)\" ]" ||
 		fail "left after job $1: $(job_files "$1" | tr '\n' ' ')"
 }
 
@@ -123,7 +122,7 @@ t_teardown_after_scancel() {
 	id=$(submit_dump -w n1 --gres=vgpu:ascend:10 -- sleep 300)
 	trap "scancel $id 2>/dev/null || true" EXIT
 	wait_running "$id"
-	[ -f "$VGPU_RUN/job_$id/limits" ] || fail "no limits file while job $id runs"
+	[ -f "$NODE_RUN/n1/job_$id/limits" ] || fail "no limits file while job $id runs"
 	scancel "$id"
 	wait_ended "$id"
 	wait_clean "$id"
@@ -140,7 +139,7 @@ t_teardown_after_slurmd_restart() {
 	sleep 1
 	restart_slurmd n1
 	[ "$(job_state "$id")" = RUNNING ] || fail "job $id is $(job_state "$id") after the slurmd restart"
-	[ -f "$VGPU_RUN/job_$id/limits" ] || fail "limits of job $id gone after the slurmd restart"
+	[ -f "$NODE_RUN/n1/job_$id/limits" ] || fail "limits of job $id gone after the slurmd restart"
 	scancel "$id"
 	wait_ended "$id"
 	wait_clean "$id"
@@ -326,4 +325,38 @@ write_prolog_job_helpers() {
 	wait
 	EOF
 	chmod 755 "$LAB/bin/limitsjob" "$LAB/bin/rawexec" "$LAB/bin/spankjob" "$LAB/bin/stepjob"
+}
+
+# Jobs on two nodes (n2 and n3, each its own run directory: lib.sh), a
+# fractional one (30 nvidia shares per node) and a whole-device one: on each
+# node vgpu-prolog writes that node's limits, the task there is held to its
+# memory quota, the one AdminComment gets both nodes' usage, and both
+# epilogs remove their node's files.
+t_two_node_jobs() {
+	local shares id n c quota lim task
+	for shares in 30 100; do
+		quota=$(($(catalog_get nvidia-h100 memory_bytes) * shares / 100))
+		task="cat $VGPU_RUN/job_\$SLURM_JOB_ID/limits >$RUN/\$SLURM_JOB_ID.\$SLURMD_NODENAME.limits;"
+		task+=" $LAB/bin/cudajob init total alloc $((quota + GIB)) alloc $GIB work 1 1000 kernel >$RUN/\$SLURM_JOB_ID.\$SLURMD_NODENAME.out 2>&1"
+		id=$(submit -N 2 -w n2,n3 --gres=vgpu:nvidia:$shares --wrap "srun -N 2 --ntasks-per-node=1 sh -c '$task'")
+		wait_job "$id"
+		for n in n2 n3; do
+			lim=$(grep '^device' "$RUN/$id.$n.limits" 2>/dev/null) || fail "job $id: no limits read on $n"
+			[ "$(wc -l <<<"$lim")" = 1 ] && [[ $lim == *" memory=$quota shares=$shares of=100"* ]] ||
+				fail "job $id on $n: limits '$lim', expected one device with memory=$quota shares=$shares"
+			expect "job $id ($shares shares) on $n" "$(grep -v '^work ' "$RUN/$id.$n.out" | tr '\n' '|')" \
+				"init 0|total 0 $quota|alloc 2|alloc 0|"
+		done
+		wait_for 30 "both nodes' usage of job $id" sh -c \
+			"sacct -n -P -X -j $id -o AdminComment | grep -q '\"n2\"' && sacct -n -P -X -j $id -o AdminComment | grep -q '\"n3\"'" ||
+			fail "job $id: AdminComment '$(sacct -n -P -X -j "$id" -o AdminComment)' lacks a node"
+		c=$(admin_comment "$id")
+		expect "job $id: nodes in the AdminComment" "$(json_get "$c" "' '.join(sorted(j['nodes']))")" "n2 n3"
+		for n in n2 n3; do
+			expect "job $id: shares on $n" "$(json_get "$c" "j['nodes']['$n']['devices'][0]['shares']")" "$shares"
+			expect "job $id: memory_peak on $n" "$(json_get "$c" "j['nodes']['$n']['devices'][0]['memory_peak']")" "$GIB"
+			expect "job $id: device time used on $n" "$(json_get "$c" "j['nodes']['$n']['devices'][0]['busy_s'] > 0")" True
+		done
+		wait_clean "$id"
+	done
 }
