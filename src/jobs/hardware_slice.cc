@@ -121,7 +121,10 @@ std::string ParseSliceFields(std::istringstream& words, HardwareSlice* s) {
   for (int f = 0; f < kFieldCount; ++f)
     if (!seen[f]) missing += std::string(missing.empty() ? "" : ", ") + kFieldNames[f] + "=";
   if (!missing.empty()) return "a slice needs " + missing + " (every field of the format)";
-  if (s->parent.empty() || s->profile.empty() || s->device.empty())
+  // Only a partial slice (recorded before its compute instance was known)
+  // has no device yet.
+  const bool partial = s->sub_instance == kUnknownSubInstance;
+  if (s->parent.empty() || s->profile.empty() || (s->device.empty() && !partial))
     return "parent=, profile= and device= must not be empty";
   return "";
 }

@@ -13,7 +13,9 @@
 //   slice vendor=nvidia parent=GPU-8f2c... profile=1g.10gb device=MIG-5f1e... instance=7 sub_instance=0 memory=10334765056 job_device=0
 //   slice vendor=ascend parent=3 profile=vir03_1c_8g device=100 instance=100 sub_instance=0 memory=0 job_device=1
 //
-// Every field is required, once. A value is written percent-encoded where it
+// Every field is required, once. A slice whose sub_instance is 4294967295
+// (kUnknownSubInstance) was recorded while being made and may have no
+// device. A value is written percent-encoded where it
 // holds a byte outside [A-Za-z0-9._:/+-] (so "%20" for a space), and an empty
 // value is written "-" (a value that is just "-" is written "%2D"): whatever
 // SerializeSlices writes, ParseSlices reads back identically. A file with the
@@ -22,6 +24,7 @@
 #define VGPU_JOBS_HARDWARE_SLICE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +33,9 @@
 #include "util/status.h"
 
 namespace vgpu {
+
+// sub_instance of a slice recorded before its compute instance was known.
+constexpr uint32_t kUnknownSubInstance = 4294967295u;
 
 // A hardware slice made for a job on one device.
 struct HardwareSlice {
@@ -45,9 +51,20 @@ struct HardwareSlice {
 
 class SliceDriver {
  public:
+  // Called by Create as soon as part of the slice exists on the device,
+  // with what is known of it then: so that a caller killed before Create
+  // returns has a record from which Destroy removes everything Create made.
+  // An error from it makes Create undo what it made and fail.
+  using MadeSoFar = std::function<Status(const HardwareSlice& partial)>;
+
   virtual ~SliceDriver() = default;
   // Creates a slice of `profile` on device `parent`. An error names the device, the profile, the driver's error and what to do.
-  virtual Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile) = 0;
+  Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile) {
+    return Create(parent, profile, MadeSoFar());
+  }
+  // The same, reporting partial progress to `made_so_far` (may be empty).
+  virtual Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile,
+                                       const MadeSoFar& made_so_far) = 0;
   // Destroys it; a slice (or parent) that is already gone is success (idempotent).
   virtual Status Destroy(const HardwareSlice& slice) = 0;
 };
@@ -58,10 +75,13 @@ class SliceDriver {
 // profile to the GPU instance profile with the slice count of the name ("Ng")
 // and a memory size within 15% of the catalog's, creates the GPU instance and
 // one compute instance spanning it, and returns the MIG device's UUID. A
-// failure after the GPU instance exists undoes what was made. Destroy removes
-// the compute instance and then the GPU instance; if the MIG device at those
-// ids no longer has slice.device's UUID, the ids were reused by a newer slice
-// and nothing is destroyed (success). The driver calls nvmlShutdown and
+// failure after the GPU instance exists undoes what was made. Once the GPU
+// instance exists, made_so_far gets a partial slice: its instance, no
+// device ("") and sub_instance kUnknownSubInstance. Destroy removes the
+// compute instance and then the GPU instance (every compute instance of it
+// for a partial slice); if the MIG device at those ids no longer has
+// slice.device's UUID, the ids were reused by a newer slice and nothing is
+// destroyed (success). The driver calls nvmlShutdown and
 // dlclose when destroyed.
 //
 // vNPU contract: `parent` is the physical id, mapped to DCMI's (card, device)

@@ -27,6 +27,8 @@ constexpr unsigned int NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED = 0;
 // grows with driver releases; unknown ids answer "invalid argument").
 constexpr unsigned int kMaxGpuInstanceProfiles = 32;
 constexpr unsigned int kMaxComputeInstanceProfiles = 16;
+// Compute instances a GPU instance can hold (one per slice of a 7g/8g one).
+constexpr unsigned int kMaxComputeInstances = 8;
 
 typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
 typedef struct nvmlComputeInstance_st* nvmlComputeInstance_t;
@@ -115,7 +117,8 @@ class MigDriver : public slice_internal::VendorSliceDriver<Nvml> {
   }
 
   Status Start() override;
-  Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile) override;
+  Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile,
+                               const MadeSoFar& made_so_far) override;
   Status Destroy(const HardwareSlice& slice) override;
 
  private:
@@ -192,7 +195,8 @@ std::string MigDriver::Undo(nvmlGpuInstance_t gi, nvmlComputeInstance_t ci, cons
          " -lgi lists it, remove it with -dci and -dgi";
 }
 
-Result<HardwareSlice> MigDriver::Create(const std::string& parent, const SliceProfile& profile) {
+Result<HardwareSlice> MigDriver::Create(const std::string& parent, const SliceProfile& profile,
+                                        const MadeSoFar& made_so_far) {
   using R = Result<HardwareSlice>;
   const std::string what = "MIG " + profile.name + " on GPU " + parent + ": ";
   nvmlDevice_t dev = nullptr;
@@ -257,6 +261,16 @@ Result<HardwareSlice> MigDriver::Create(const std::string& parent, const SlicePr
   rc = api_.gi_info(gi, &gi_info);
   if (rc != NVML_SUCCESS) return R::Error(what + Failed("nvmlGpuInstanceGetInfo", rc) + Undo(gi, nullptr, smi));
   const std::string gi_text = " (GPU instance " + std::to_string(gi_info.id) + ")";
+  HardwareSlice s;
+  s.vendor = "nvidia";
+  s.parent = parent;
+  s.profile = profile.name;
+  s.instance = gi_info.id;
+  s.sub_instance = kUnknownSubInstance;
+  if (made_so_far) {
+    Status recorded = made_so_far(s);
+    if (!recorded.ok()) return R::Error(what + recorded.message() + gi_text + Undo(gi, nullptr, smi));
+  }
 
   std::optional<nvmlComputeInstanceProfileInfo_t> whole;  // the compute profile spanning the GPU instance
   for (unsigned int id = 0; id < kMaxComputeInstanceProfiles && !whole; ++id) {
@@ -283,12 +297,7 @@ Result<HardwareSlice> MigDriver::Create(const std::string& parent, const SlicePr
   if (!*mig)
     return R::Error(what + "NVML lists no MIG device for the new instance" + gi_text + Undo(gi, ci, smi));
 
-  HardwareSlice s;
-  s.vendor = "nvidia";
-  s.parent = parent;
-  s.profile = profile.name;
   s.device = (*mig)->uuid;
-  s.instance = gi_info.id;
   s.sub_instance = (*mig)->ci;
   s.memory_bytes = best->memorySizeMB << 20;
   return s;
@@ -296,7 +305,9 @@ Result<HardwareSlice> MigDriver::Create(const std::string& parent, const SlicePr
 
 Status MigDriver::Destroy(const HardwareSlice& slice) {
   if (slice.vendor != "nvidia") return Status::Error("the MIG driver cannot destroy a \"" + slice.vendor + "\" slice");
-  const std::string gi_id = std::to_string(slice.instance), ci_id = std::to_string(slice.sub_instance);
+  const std::string gi_id = std::to_string(slice.instance);
+  const std::string ci_id =
+      slice.sub_instance == kUnknownSubInstance ? "not recorded" : std::to_string(slice.sub_instance);
   const std::string what = "destroying MIG " + slice.profile + " (GPU instance " + gi_id + ", compute instance " +
                            ci_id + ") on GPU " + slice.parent + ": ";
   nvmlDevice_t dev = nullptr;
@@ -304,7 +315,8 @@ Status MigDriver::Destroy(const HardwareSlice& slice) {
   if (rc == NVML_ERROR_NOT_FOUND) return Status::Ok();  // the GPU is gone, and its instances with it
   if (rc != NVML_SUCCESS) return Status::Error(what + Failed("nvmlDeviceGetHandleByUUID", rc));
   const std::string smi = SmiId(dev, slice.parent);
-  const std::string by_hand = "; remove it by hand: nvidia-smi mig -i " + smi + " -gi " + gi_id + " -ci " + ci_id +
+  const std::string ci_option = slice.sub_instance == kUnknownSubInstance ? "" : " -ci " + ci_id;
+  const std::string by_hand = "; remove it by hand: nvidia-smi mig -i " + smi + " -gi " + gi_id + ci_option +
                               " -dci, then nvidia-smi mig -i " + smi + " -gi " + gi_id + " -dgi";
 
   unsigned int current = 0, pending = 0;
@@ -324,17 +336,26 @@ Status MigDriver::Destroy(const HardwareSlice& slice) {
   rc = api_.gi_by_id(dev, slice.instance, &gi);
   if (rc == NVML_ERROR_NOT_FOUND) return Status::Ok();
   if (rc != NVML_SUCCESS) return Status::Error(what + Failed("nvmlDeviceGetGpuInstanceById", rc) + by_hand);
-  nvmlComputeInstance_t ci = nullptr;
-  rc = api_.ci_by_id(gi, slice.sub_instance, &ci);
-  if (rc == NVML_SUCCESS) {
+  // A partial slice (its prolog was killed inside Create) names no compute
+  // instance: any of the GPU instance's may be the one Create made.
+  std::vector<unsigned int> ci_ids;
+  if (slice.sub_instance != kUnknownSubInstance) {
+    ci_ids.push_back(slice.sub_instance);
+  } else {
+    for (unsigned int id = 0; id < kMaxComputeInstances; ++id) ci_ids.push_back(id);
+  }
+  for (unsigned int id : ci_ids) {
+    nvmlComputeInstance_t ci = nullptr;
+    rc = api_.ci_by_id(gi, id, &ci);
+    if (rc == NVML_ERROR_NOT_FOUND || (rc == NVML_ERROR_INVALID_ARGUMENT && ci_ids.size() > 1)) continue;
+    if (rc != NVML_SUCCESS)
+      return Status::Error(what + Failed("nvmlGpuInstanceGetComputeInstanceById", rc) + by_hand);
     rc = api_.destroy_ci(ci);
     if (rc == NVML_ERROR_IN_USE)
       return Status::Error(what + Failed("nvmlComputeInstanceDestroy", rc) +
                            ": processes still run on it; nvidia-smi -i " + smi + " lists them, stop them and retry");
     if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_FOUND)
       return Status::Error(what + Failed("nvmlComputeInstanceDestroy", rc) + by_hand);
-  } else if (rc != NVML_ERROR_NOT_FOUND) {
-    return Status::Error(what + Failed("nvmlGpuInstanceGetComputeInstanceById", rc) + by_hand);
   }
   rc = api_.destroy_gi(gi);
   if (rc == NVML_SUCCESS || rc == NVML_ERROR_NOT_FOUND) return Status::Ok();

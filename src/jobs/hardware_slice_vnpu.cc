@@ -53,7 +53,9 @@ class VnpuDriver : public slice_internal::VendorSliceDriver<Dcmi> {
   using VendorSliceDriver::VendorSliceDriver;
 
   Status Start() override;
-  Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile) override;
+  // One DCMI call makes the vNPU: there is no partial state to report.
+  Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile,
+                               const MadeSoFar& made_so_far) override;
   Status Destroy(const HardwareSlice& slice) override;
 };
 
@@ -72,7 +74,8 @@ bool ParsePhyId(const std::string& text, unsigned int* phy) {
   return true;
 }
 
-Result<HardwareSlice> VnpuDriver::Create(const std::string& parent, const SliceProfile& profile) {
+Result<HardwareSlice> VnpuDriver::Create(const std::string& parent, const SliceProfile& profile,
+                                         const MadeSoFar& /*made_so_far*/) {
   using R = Result<HardwareSlice>;
   const std::string what = "vNPU " + profile.name + " on NPU " + parent + ": ";
   unsigned int phy = 0;

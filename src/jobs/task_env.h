@@ -33,8 +33,9 @@ std::vector<std::pair<std::string, std::string>> TaskExports(const TaskEnvInput&
 
 // TaskExports for job `job_id`, from its limits and slices files under
 // `run_dir`; `ld_so_preload` is the text of /etc/ld.so.preload ("" if
-// none). Nothing when the job has no readable limits file there (no vgpu
-// on this node). A corrupt limits file still gives LD_PRELOAD, so that
+// none). Nothing when the job has no readable limits file there and
+// VGPU_SHARES is unset (no vgpu on this node). A corrupt or missing limits
+// file of a task that has VGPU_SHARES still gives LD_PRELOAD, so that
 // libvgpu.so fails closed and says why.
 std::vector<std::pair<std::string, std::string>> TaskExportsForJob(
     const std::string& run_dir, uint32_t job_id, const std::string& interposer, const std::string& ld_so_preload,

@@ -66,12 +66,19 @@ Status CutSlices(const NodeContext& ctx, const JobAllocation& job, JobLimits* li
       if (!opened.ok()) return Status::Error(opened.message());
       driver = std::move(opened).value();
     }
-    auto slice = driver->Create(parent, *profile);
+    // On record before Create returns: a prolog killed inside it leaves a
+    // partial record, from which the next teardown removes what was made.
+    auto record_partial = [&](const HardwareSlice& partial) {
+      std::vector<HardwareSlice> with = made;
+      with.push_back(partial);
+      with.back().job_device = limit.index;
+      return WriteSlices(ctx.run_dir, job.job_id, with);
+    };
+    auto slice = driver->Create(parent, *profile, record_partial);
     if (!slice.ok()) return Status::Error(slice.message());
     slice->job_device = limit.index;
     made.push_back(*slice);
-    // On record at once: a prolog killed from here on leaves a slice the
-    // epilog finds.
+    // The whole slice on record at once.
     Status recorded = WriteSlices(ctx.run_dir, job.job_id, made);
     if (!recorded.ok()) {
       driver->Destroy(*slice);

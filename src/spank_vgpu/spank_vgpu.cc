@@ -62,7 +62,14 @@ int TaskInitPrivileged(spank_t sp, int argc, char** argv) {
     slurm_error("spank_vgpu: job %u: %s", job_id, handoff.message().c_str());
     return 0;
   }
-  if (!handoff->vgpu_job) return 0;
+  if (!handoff->vgpu_job) {
+    // No run directory. A task Slurm gave vgpu shares still gets
+    // libvgpu.so, which fails closed: its prolog did not run (task_env.h).
+    for (const auto& [name, value] : handoff->exports)
+      if (spank_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS)
+        slurm_error("spank_vgpu: job %u: cannot set %s in the task's environment", job_id, name.c_str());
+    return 0;
+  }
 
   // A step holding part of the job's shares gets limits of its own. Step
   // ids from 0xfffffff0 up are Slurm's special steps (batch, extern,

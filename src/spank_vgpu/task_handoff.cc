@@ -21,7 +21,12 @@ Result<TaskHandoff> PrepareTaskHandoff(uint32_t job_id, const std::string& run_d
   const std::string dir = JobRunDir(run_dir, job_id);
   int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return out;  // a job without vgpu on this node
+    if (errno == ENOENT) {
+      // No vgpu here, or (VGPU_SHARES set) its prolog did not run: then
+      // LD_PRELOAD all the same, and libvgpu.so fails closed (task_env.h).
+      out.exports = TaskExportsForJob(run_dir, job_id, interposer, ld_so_preload, getenv);
+      return out;
+    }
     return R::Error("cannot open " + dir + ": " + std::strerror(errno));
   }
   // Moved out of the way of small descriptor numbers, and kept across exec.

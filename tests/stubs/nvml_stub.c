@@ -8,6 +8,8 @@
  *       uuid, device i reports "GPU-stub-<i>".
  *   VGPU_STUB_NVML_FAIL         functions that return NVML_ERROR_UNKNOWN (999)
  *   VGPU_STUB_NVML_UNSUPPORTED  functions that return NVML_ERROR_NOT_SUPPORTED (3)
+ *   VGPU_STUB_NVML_STALL        functions that sleep 120 s first (a test kills
+ *       the caller meanwhile, as if it died half way)
  *       e.g. VGPU_STUB_NVML_FAIL=nvmlDeviceGetName
  *
  *   VGPU_STUB_NVML_MIG_STATE, VGPU_STUB_NVML_MIG_MODE: simulated MIG, see
@@ -20,6 +22,8 @@
  * int-sized enum, handles are opaque pointers (here: index + 1 for a GPU).
  */
 #include "nvml_stub.h"
+
+#include <unistd.h>
 
 typedef struct {
   unsigned long long total, free, used;
@@ -36,6 +40,7 @@ static int init_depth = 0;
 int vgpu_stub_nvml_init_depth(void) { return init_depth; }
 
 nvmlReturn_t injected(const char* fn) {
+  if (stub_listed("VGPU_STUB_NVML_STALL", fn)) sleep(120);  /* until the test kills the caller */
   if (stub_listed("VGPU_STUB_NVML_FAIL", fn)) return NVML_ERROR_UNKNOWN;
   if (stub_listed("VGPU_STUB_NVML_UNSUPPORTED", fn)) return NVML_ERROR_NOT_SUPPORTED;
   return NVML_SUCCESS;

@@ -76,6 +76,7 @@ class HardwareSliceTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(testSlicesStrictErrors);
   CPPUNIT_TEST(testProfileForShares);
   CPPUNIT_TEST(testMigCreateAndDestroyAcrossProcesses);
+  CPPUNIT_TEST(testMigPartialRecordDestroysWhatWasMade);
   CPPUNIT_TEST(testMigProfilesMapToNvmlProfiles);
   CPPUNIT_TEST(testMigCapacityExhausted);
   CPPUNIT_TEST(testMigModeOffOrAbsent);
@@ -243,6 +244,39 @@ class HardwareSliceTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT_MESSAGE(st.message(), st.ok());
     st = driver->Destroy(Slice("ascend", "0", "100", 100));
     CPPUNIT_ASSERT(!st.ok() && Contains(st.message(), "\"ascend\""));
+  }
+
+  // A prolog killed inside Create, after the compute instance was made:
+  // its record is the partial slice Create reported (no device, no compute
+  // instance), and Destroy of that removes the compute and GPU instances.
+  void testMigPartialRecordDestroysWhatWasMade() {
+    UseMig();
+    std::string file;
+    {
+      auto driver = Mig();
+      int reports = 0;
+      auto s = driver->Create("GPU-bbbb", Profile("nvidia-a100-80g", "1g.10gb"), [&](const HardwareSlice& p) {
+        ++reports;
+        file = SerializeSlices({p});
+        return Status::Ok();
+      });
+      CPPUNIT_ASSERT_MESSAGE(s.message(), s.ok());
+      CPPUNIT_ASSERT_EQUAL(1, reports);
+      CPPUNIT_ASSERT_EQUAL(size_t(1), Lines(mig_state_).size());
+    }
+    auto partial = ParseSlices(file, "slices");
+    CPPUNIT_ASSERT_MESSAGE(partial.message(), partial.ok() && partial->size() == 1);
+    CPPUNIT_ASSERT_EQUAL(std::string(""), partial->at(0).device);
+    CPPUNIT_ASSERT_EQUAL(1u, partial->at(0).instance);
+    CPPUNIT_ASSERT_EQUAL(vgpu::kUnknownSubInstance, partial->at(0).sub_instance);
+    Status st = Mig()->Destroy(partial->at(0));
+    CPPUNIT_ASSERT_MESSAGE(st.message(), st.ok());
+    CPPUNIT_ASSERT(Lines(mig_state_).empty());
+    // A failing record: Create undoes the GPU instance and says why.
+    auto refused = Mig()->Create("GPU-bbbb", Profile("nvidia-a100-80g", "1g.10gb"),
+                                 [](const HardwareSlice&) { return Status::Error("disk full"); });
+    CPPUNIT_ASSERT(!refused.ok() && Contains(refused.message(), "disk full"));
+    CPPUNIT_ASSERT(Lines(mig_state_).empty());
   }
 
   void testMigProfilesMapToNvmlProfiles() {

@@ -66,7 +66,8 @@ struct SliceLog {
 class FakeSlicer : public vgpu::SliceDriver {
  public:
   FakeSlicer(std::string vendor, SliceLog* log) : vendor_(std::move(vendor)), log_(log) {}
-  vgpu::Result<HardwareSlice> Create(const std::string& parent, const vgpu::SliceProfile& profile) override {
+  vgpu::Result<HardwareSlice> Create(const std::string& parent, const vgpu::SliceProfile& profile,
+                                     const MadeSoFar& /*made_so_far*/) override {
     ++log_->creates;
     if (static_cast<int>(log_->live.size()) == log_->fail_create_at)
       return vgpu::Result<HardwareSlice>::Error("fake: no room for " + profile.name + " on " + parent);
@@ -135,6 +136,7 @@ class JobSetupTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(RunDirWritableByOthersRefused);
   CPPUNIT_TEST(UsageReadAndMerged);
   CPPUNIT_TEST(TaskExportsPreloadAndSlices);
+  CPPUNIT_TEST(TaskExportsWithoutLimits);
   CPPUNIT_TEST(SweepRemovesOnlyEndedJobs);
   CPPUNIT_TEST(EndedJobsFromProcAndSqueue);
   CPPUNIT_TEST_SUITE_END();
@@ -468,6 +470,23 @@ class JobSetupTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT(vgpu::TaskExports(in).empty());
     CPPUNIT_ASSERT(vgpu::PreloadListsInterposer("# site\n/usr/lib/x.so /usr/lib/slurm-vgpu/libvgpu.so\n"));
     CPPUNIT_ASSERT(!vgpu::PreloadListsInterposer("# /usr/lib/slurm-vgpu/libvgpu.so\n/usr/lib/libvgpu.so.bak\n"));
+  }
+
+  // No limits file on the node: nothing for a task without vgpu shares; a
+  // task Slurm gave shares (its prolog did not run) still gets the
+  // interposer, which then fails closed.
+  void TaskExportsWithoutLimits() {
+    Node node;
+    const std::string lib = "/usr/lib/slurm-vgpu/libvgpu.so";
+    Env plain;
+    CPPUNIT_ASSERT(vgpu::TaskExportsForJob(node.ctx.run_dir, 77, lib, "", Lookup(plain)).empty());
+    Env shares = {{"VGPU_SHARES", "10"}};
+    auto exports = vgpu::TaskExportsForJob(node.ctx.run_dir, 77, lib, "", Lookup(shares));
+    CPPUNIT_ASSERT_EQUAL(size_t{1}, exports.size());
+    CPPUNIT_ASSERT_EQUAL(std::string("LD_PRELOAD"), exports[0].first);
+    CPPUNIT_ASSERT_EQUAL(lib, exports[0].second);
+    // /etc/ld.so.preload loads it already.
+    CPPUNIT_ASSERT(vgpu::TaskExportsForJob(node.ctx.run_dir, 77, lib, lib + "\n", Lookup(shares)).empty());
   }
 };
 
