@@ -110,11 +110,19 @@ Status UsageRegion::Create(const std::string& path, uint32_t slots) {
   int fd = open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return Status::Error("cannot create " + tmp + ": " + std::strerror(errno));
   const size_t size = RegionSize(slots);
-  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    Status st = Status::Error("cannot size " + tmp + ": " + std::strerror(errno));
+  // Allocated, not just sized: on a full file system (/run is a tmpfs) a
+  // sparse file maps fine, and the first write to a missing page is a
+  // SIGBUS, in this program or in a job's process later.
+  const int rc = posix_fallocate(fd, 0, static_cast<off_t>(size));
+  if (rc != 0) {
+    std::string why = "cannot allocate " + std::to_string(size) + " bytes for " + tmp + ": " + std::strerror(rc);
+    if (rc == ENOSPC) {
+      const std::string dir = path.substr(0, path.rfind('/') == std::string::npos ? 0 : path.rfind('/'));
+      why += "; the file system of " + (dir.empty() ? std::string(".") : dir) + " is full: free space there (df -h)";
+    }
     close(fd);
     unlink(tmp.c_str());
-    return st;
+    return Status::Error(why);
   }
   void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);

@@ -167,6 +167,17 @@ t_failing_prolog() {
 	[ ! -s "$LAB/hw/mig-n3" ] || fail "MIG instances left: $(cat "$LAB/hw/mig-n3")"
 }
 
+# ran_without_prolog ID: true when job ID, requeued after its prolog
+# failed and run again on the same node, ran without a prolog and its
+# device calls failed closed. Only Slurm 22.05 may do that (slurmd/req.c
+# _rpc_prolog runs the prolog for a job id's first_job_run only, while its
+# credential is cached; doc/admin-guide.md); later releases fail the test.
+ran_without_prolog() {
+	grep -q "vgpu-prolog did not run on this node" "$RUN/$1.out" || return 1
+	[ "$(slurm_series)" = 2205 ] || fail "job $1 ran again without its prolog on Slurm $(slurm_series)"
+	log "Slurm 22.05 ran job $1 again without its prolog; its device calls failed closed"
+}
+
 # vgpu-prolog killed (SIGKILL) half way: on n3, after it made the job's MIG
 # GPU instance, inside the compute instance's creation (the stub NVML
 # stalls there). Slurm drains n3 and requeues the job. What the killed
@@ -197,17 +208,46 @@ t_prolog_killed_halfway() {
 	# A requeued job waits a while (BeginTime) before Slurm starts it again.
 	scontrol update jobid="$id" starttime=now
 	wait_job "$id"
-	if [ "$(slurm_series)" = 2205 ] && grep -q "vgpu-prolog did not run on this node" "$RUN/$id.out"; then
-		# Slurm 22.05 may run no prolog for a job requeued onto a node whose
-		# slurmd still caches its credential (slurmd/req.c _rpc_prolog:
-		# first_job_run); libvgpu.so then fails closed (doc/admin-guide.md).
-		log "prolog_killed_halfway: Slurm 22.05 ran job $id again without its prolog; it failed closed"
-	else
+	if ! ran_without_prolog "$id"; then
 		expect "MIG instances while job $id ran" "$(grep -c . "$RUN/$id.mig")" 1
 		expect "job $id's device calls" "$(grep '^init' "$RUN/$id.out")" "init 0"
 	fi
 	wait_clean "$id"
 	[ ! -s "$LAB/hw/mig-n3" ] || fail "MIG instances left: $(cat "$LAB/hw/mig-n3")"
+}
+
+# The run directory's file system full (a 64 KiB tmpfs, filled, over
+# /run/slurm-vgpu in n3's slurmd namespace): the prolog fails with a
+# one-line reason that names it, Slurm drains n3 and requeues the job, and
+# nothing of the job is left there. With space again (the tmpfs gone),
+# the job runs with its limits.
+t_full_run_dir() {
+	local id pid
+	pid=$(pidfile_pid "$LAB/run/slurmd-n3.pid")
+	nsenter -t "$pid" -m sh -c "mount -t tmpfs -o size=64k,mode=0755 vgpu-full $VGPU_RUN && { dd if=/dev/zero of=$VGPU_RUN/filler bs=4k 2>/dev/null; true; }" ||
+		fail "cannot mount a small tmpfs over $VGPU_RUN in n3's namespace"
+	# shellcheck disable=SC2064  # the pid now
+	trap "nsenter -t $pid -m umount $VGPU_RUN 2>/dev/null; scontrol update nodename=n3 state=resume 2>/dev/null || true" EXIT
+	# Job ids start again with a new lab: only this test's lines count.
+	local log_lines reason
+	log_lines=$(wc -l <"$LAB/log/slurmd-n3.log")
+	id=$(submit -w n3 --gres=vgpu:nvidia:10 --wrap "$LAB/bin/cudajob init")
+	# shellcheck disable=SC2064
+	trap "nsenter -t $pid -m umount $VGPU_RUN 2>/dev/null; scancel $id 2>/dev/null; scontrol update nodename=n3 state=resume 2>/dev/null || true" EXIT
+	wait_for 30 "n3 to drain" sh -c "sinfo -h -n n3 -o %t | grep -q drain" || fail "n3 not drained: $(sinfo -h -n n3 -o '%t %E')"
+	reason=$(tail -n +"$((log_lines + 1))" "$LAB/log/slurmd-n3.log" | grep "prolog" | head -1)
+	[[ $reason == *"vgpu-prolog: job $id: "*"No space left on device"* ]] ||
+		fail "slurmd log lacks the prolog's reason: '$reason'"
+	log "full_run_dir: $reason"
+	[[ $(job_state "$id") == PENDING ]] || fail "job $id is $(job_state "$id"), expected requeued (PENDING)"
+	expect "what is left in the full run directory" "$(nsenter -t "$pid" -m ls "$VGPU_RUN" | tr '\n' ' ')" "filler "
+	nsenter -t "$pid" -m umount "$VGPU_RUN"
+	scontrol update nodename=n3 state=resume
+	scontrol release "$id"
+	scontrol update jobid="$id" starttime=now
+	wait_job "$id"
+	ran_without_prolog "$id" || expect "job $id's device calls" "$(grep '^init' "$RUN/$id.out")" "init 0"
+	wait_clean "$id"
 }
 
 # MIG: a 10-share job on n3 runs in a 1g.10gb instance the prolog made; its
