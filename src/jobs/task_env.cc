@@ -83,7 +83,6 @@ std::vector<std::pair<std::string, std::string>> TaskExportsForJob(
     std::function<const char*(const char*)> getenv) {
   const std::string limits_path = JobLimitsPath(run_dir, job_id);
   auto text = ReadTextFile(limits_path);
-  TaskEnvInput in;
   if (!text.ok()) {
     // No limits, yet Slurm gave the task vgpu shares on this node: the
     // prolog did not run (Slurm 22.05 skips it for a job requeued onto a
@@ -91,15 +90,14 @@ std::vector<std::pair<std::string, std::string>> TaskExportsForJob(
     // the same, and fails closed saying so.
     const char* shares = getenv("VGPU_SHARES");
     if (!shares || !*shares) return {};  // no vgpu here
-    in.interposer = interposer;
-    in.preloaded_system_wide = PreloadListsInterposer(ld_so_preload);
-    in.getenv = std::move(getenv);
-    return TaskExports(in);
   }
-  auto limits = JobLimits::Parse(*text, limits_path);
-  if (limits.ok()) in.limits = *limits;
-  auto slices = JobSlices(run_dir, job_id);
-  if (slices.ok()) in.slices = *slices;
+  TaskEnvInput in;
+  if (text.ok()) {
+    auto limits = JobLimits::Parse(*text, limits_path);
+    if (limits.ok()) in.limits = *limits;
+    auto slices = JobSlices(run_dir, job_id);
+    if (slices.ok()) in.slices = *slices;
+  }
   in.interposer = interposer;
   in.preloaded_system_wide = PreloadListsInterposer(ld_so_preload);
   in.getenv = std::move(getenv);

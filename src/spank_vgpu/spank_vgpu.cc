@@ -62,12 +62,15 @@ int TaskInitPrivileged(spank_t sp, int argc, char** argv) {
     slurm_error("spank_vgpu: job %u: %s", job_id, handoff.message().c_str());
     return 0;
   }
-  if (!handoff->vgpu_job) {
-    // No run directory. A task Slurm gave vgpu shares still gets
-    // libvgpu.so, which fails closed: its prolog did not run (task_env.h).
+  auto export_all = [&] {
     for (const auto& [name, value] : handoff->exports)
       if (spank_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS)
         slurm_error("spank_vgpu: job %u: cannot set %s in the task's environment", job_id, name.c_str());
+  };
+  if (!handoff->vgpu_job) {
+    // No run directory. A task Slurm gave vgpu shares still gets
+    // libvgpu.so, which fails closed: its prolog did not run (task_env.h).
+    export_all();
     return 0;
   }
 
@@ -95,10 +98,7 @@ int TaskInitPrivileged(spank_t sp, int argc, char** argv) {
                   st.message().c_str());
     }
   }
-  for (const auto& [name, value] : handoff->exports) {
-    if (spank_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS)
-      slurm_error("spank_vgpu: job %u: cannot set %s in the task's environment", job_id, name.c_str());
-  }
+  export_all();
 
   const std::string config_path = ConfigPath(argc, argv);
   auto config = vgpu::VgpuConfig::Load(config_path, vgpu::VgpuConfig());
