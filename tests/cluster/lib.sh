@@ -224,6 +224,19 @@ all_nodes_usable() {
 	done
 }
 
+# resume_drained: resumes every node Slurm holds drained, as an admin
+# would; prints each with its reason. (Resuming one that is not drained is
+# an error, "Invalid node state specified".)
+resume_drained() {
+	local n state reason
+	while read -r n state; do
+		[[ $state == drain* || $state == drng* ]] || continue
+		reason=$(sinfo -h -n "$n" -o %E)
+		scontrol update nodename="$n" state=resume 2>/dev/null || true
+		echo "$n drained ($reason)"
+	done < <(sinfo -h -N -o '%N %t' 2>/dev/null)
+}
+
 # ---------------------------------------------------------------- configuration
 
 # Devices of the simulated nodes: "node model gres_type file major:minor".

@@ -42,15 +42,10 @@ t_vgpuctl_check_finds_mistakes() {
 		fail "vgpuctl check on a doubled line said: $out"
 }
 
-# Resumes each node Slurm holds drained (resuming one that is not drained is
-# an error: "Invalid node state specified"; which nodes Slurm drains after
-# an INVAL differs between releases) and succeeds once all are usable.
+# Resumes each node Slurm holds drained (which nodes Slurm drains after an
+# INVAL differs between releases) and succeeds once all are usable.
 resume_drained_nodes() {
-	local n state
-	while read -r n state; do
-		[[ $state == drain* || $state == drng* ]] || continue
-		scontrol update nodename="$n" state=resume || true
-	done < <(sinfo -h -N -o '%N %t')
+	resume_drained >/dev/null
 	all_nodes_usable
 }
 

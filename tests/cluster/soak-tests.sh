@@ -47,24 +47,12 @@ soak_disrupt() {
 	esac
 }
 
-# soak_resume_drained: resumes nodes Slurm drained meanwhile; prints each
-# with its reason.
-soak_resume_drained() {
-	local n state reason
-	while read -r n state; do
-		[[ $state == drain* || $state == drng* ]] || continue
-		reason=$(sinfo -h -n "$n" -o %E)
-		scontrol update nodename="$n" state=resume 2>/dev/null || true
-		echo "$n drained ($reason)"
-	done < <(sinfo -h -N -o '%N %t' 2>/dev/null)
-}
-
 # soak_settle: one round of an admin's care (drained nodes resumed into
 # the soak log and counted, held jobs released); true once no job is left
 # in the queue.
 soak_settle() {
 	local out id
-	out=$(soak_resume_drained)
+	out=$(resume_drained)
 	if [ -n "$out" ]; then
 		echo "[settling] $out" >>"$RUN/soak.log"
 		echo "$(($(cat "$RUN/soak.drains" 2>/dev/null || echo 0) + $(grep -c . <<<"$out")))" >"$RUN/soak.drains"
