@@ -18,6 +18,23 @@ wait_clean() {
 		fail "left after job $1: $(job_files "$1" | tr '\n' ' ')"
 }
 
+# restart_requeued ID NODE: resumes the drained NODE and starts the held,
+# requeued job ID again at once. slurmd revokes a job's credential at the
+# whole second its kill request was made (slurmd/cred_context.c
+# cred_revoke, a time_t) and refuses a credential made in that same second
+# ("Job credential revoked": the job ends FAILED without running). An
+# admin never releases within that second; here it is waited out: the
+# kill is done on NODE (not COMPLETING) and the clock has passed a second.
+restart_requeued() {
+	wait_for 30 "$2 to finish job $1's kill" sh -c "! scontrol show node $2 | grep -q 'State=[^ ]*COMPLETING'" ||
+		fail "$2 still completing job $1: $(scontrol show node "$2" | grep -o 'State=[^ ]*')"
+	sleep 1.1
+	scontrol update nodename="$2" state=resume
+	scontrol release "$1"
+	# A requeued job waits a while (BeginTime) before Slurm starts it again.
+	scontrol update jobid="$1" starttime=now
+}
+
 # wait_ended ID: until the job has ended and its epilogs ran (not COMPLETING).
 wait_ended() {
 	wait_for "$JOB_TIMEOUT" "job $1 to end" sh -c \
@@ -203,10 +220,7 @@ t_prolog_killed_halfway() {
 	[[ $(job_state "$id") == PENDING ]] || fail "job $id is $(job_state "$id"), expected requeued (PENDING)"
 	# The epilog Slurm runs for the killed job may already have removed it.
 	log "prolog_killed_halfway: after the kill, job $id's slices record: '$(cat "$NODE_RUN/n3/job_$id.slices" 2>/dev/null | grep slice)', MIG state: '$(cat "$LAB/hw/mig-n3")'"
-	scontrol update nodename=n3 state=resume
-	scontrol release "$id"
-	# A requeued job waits a while (BeginTime) before Slurm starts it again.
-	scontrol update jobid="$id" starttime=now
+	restart_requeued "$id" n3
 	wait_job "$id"
 	if ! ran_without_prolog "$id"; then
 		expect "MIG instances while job $id ran" "$(grep -c . "$RUN/$id.mig")" 1
@@ -242,12 +256,8 @@ t_full_run_dir() {
 	[[ $(job_state "$id") == PENDING ]] || fail "job $id is $(job_state "$id"), expected requeued (PENDING)"
 	expect "what is left in the full run directory" "$(nsenter -t "$pid" -m ls "$VGPU_RUN" | tr '\n' ' ')" "filler "
 	nsenter -t "$pid" -m umount "$VGPU_RUN"
-	scontrol update nodename=n3 state=resume
-	scontrol release "$id"
-	scontrol update jobid="$id" starttime=now
-	# 23.11 may call the requeued job FAILED although its second run exits 0
-	# (the failed launch stays in its record): what counts is that run.
-	wait_ended "$id"
+	restart_requeued "$id" n3
+	wait_job "$id"
 	ran_without_prolog "$id" || expect "job $id's device calls" "$(grep '^init' "$RUN/$id.out")" "init 0"
 	wait_clean "$id"
 }
