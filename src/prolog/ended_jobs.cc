@@ -2,10 +2,12 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <sstream>
 
+#include "devices/file_range.h"
 #include "job_setup.h"
 #include "jobs/job_identity.h"
 #include "util/read_file.h"
@@ -48,30 +50,40 @@ std::string Squeue() {
 
 }  // namespace
 
-std::map<uint32_t, int> EndedFromSqueue(const std::string& squeue_out, const std::vector<uint32_t>& asked) {
+std::map<uint32_t, int> EndedFromSqueue(const std::string& squeue_out, const std::vector<uint32_t>& asked,
+                                        const std::string& this_node) {
   static const std::set<std::string> kFinal = {"COMPLETED", "CANCELLED", "FAILED",   "TIMEOUT",
                                                "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE",
                                                "OUT_OF_MEMORY"};
+  static const std::set<std::string> kOnNodes = {"RUNNING", "SUSPENDED", "CONFIGURING"};
   std::map<uint32_t, int> ended;
   for (uint32_t job : asked) ended[job] = 1;
   std::istringstream in(squeue_out);
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream words(line);
-    std::string id, state;
+    std::string id, state, nodes;
     uint64_t job = 0;
     if (!(words >> id >> state) || !ParseU64(id, UINT32_MAX, &job)) continue;
+    words >> nodes;
     auto it = ended.find(static_cast<uint32_t>(job));
-    if (it != ended.end()) it->second = kFinal.count(state) ? 1 : 0;
+    if (it == ended.end()) continue;
+    it->second = kFinal.count(state) ? 1 : 0;
+    if (it->second == 0 && kOnNodes.count(state) && !this_node.empty() && !nodes.empty()) {
+      // A node list is a hostlist, the syntax of gres.conf's File=.
+      auto names = ExpandFileRange(nodes);
+      if (names.ok() && std::find(names->begin(), names->end(), this_node) == names->end()) it->second = 1;
+    }
   }
   return ended;
 }
 
-std::function<int(uint32_t)> SlurmJobEndProbe(const std::string& run_dir, uint32_t current) {
+std::function<int(uint32_t)> SlurmJobEndProbe(const std::string& run_dir, uint32_t current,
+                                              const std::string& this_node) {
   // Computed once, at the first question: by then the sweep is under way.
   auto answers = std::make_shared<std::map<uint32_t, int>>();
   auto asked = std::make_shared<bool>(false);
-  return [run_dir, current, answers, asked](uint32_t job) {
+  return [run_dir, current, this_node, answers, asked](uint32_t job) {
     if (!*asked) {
       *asked = true;
       const std::set<uint32_t> alive = JobsWithProcesses();
@@ -86,9 +98,9 @@ std::function<int(uint32_t)> SlurmJobEndProbe(const std::string& run_dir, uint32
         const std::string squeue = Squeue();
         std::string list = std::to_string(current);
         for (uint32_t j : unknown) list += "," + std::to_string(j);
-        auto ran = RunCommand({squeue, "-h", "-t", "all", "-o", "%A %T", "-j", list});
+        auto ran = RunCommand({squeue, "-h", "-t", "all", "-o", "%A %T %N", "-j", list});
         if (ran.ok() && ran->exit_status == 0) {
-          for (const auto& [j, e] : EndedFromSqueue(ran->out, unknown)) (*answers)[j] = e;
+          for (const auto& [j, e] : EndedFromSqueue(ran->out, unknown, this_node)) (*answers)[j] = e;
         } else {
           for (uint32_t j : unknown) (*answers)[j] = -1;
         }

@@ -100,26 +100,33 @@ Result<NodeUsage> ReadNodeUsage(const std::string& run_dir, const JobAllocation&
 // significant digits, so a value such as "of":0.04 is not rounded to 0,
 // which would make the whole record unreadable for vgpuctl report. This
 // node's own figures are rounded to tenths (Tenths) before they are written.
-Result<std::string> MergeUsageComment(const std::string& existing, const NodeUsage& usage) {
-  using R = Result<std::string>;
-  Json::Value root(Json::objectValue);
-  if (!existing.empty()) {
-    Json::CharReaderBuilder rb;
-    std::unique_ptr<Json::CharReader> reader(rb.newCharReader());
-    std::string errs;
-    Json::Value parsed;
-    bool ours = false;
-    try {
-      ours = reader->parse(existing.data(), existing.data() + existing.size(), &parsed, &errs) &&
-             parsed.isObject() && parsed.isMember("vgpu") && parsed["nodes"].isObject();
-    } catch (const Json::Exception&) {
-      ours = false;
-    }
-    if (!ours)
-      return R::Error("the job's AdminComment holds other text (\"" + existing.substr(0, 60) +
-                      "\"); vgpu usage is not written over it");
-    root = parsed;
+namespace {
+
+// `text` parsed when it is one of our comments ({"vgpu":1,"nodes":{...}}).
+bool ParseOurComment(const std::string& text, Json::Value* parsed) {
+  Json::CharReaderBuilder rb;
+  std::unique_ptr<Json::CharReader> reader(rb.newCharReader());
+  std::string errs;
+  try {
+    return reader->parse(text.data(), text.data() + text.size(), parsed, &errs) && parsed->isObject() &&
+           parsed->isMember("vgpu") && (*parsed)["nodes"].isObject();
+  } catch (const Json::Exception&) {
+    return false;
   }
+}
+
+std::string Compact(const Json::Value& root) {
+  Json::StreamWriterBuilder wb;
+  wb["indentation"] = "";
+  wb["precisionType"] = "significant";
+  wb["precision"] = 15;
+  return Json::writeString(wb, root);
+}
+
+}  // namespace
+
+std::string NodeComment(const NodeUsage& usage) {
+  Json::Value root(Json::objectValue);
   root["vgpu"] = 1;
   Json::Value node(Json::objectValue);
   node["wall_s"] = Tenths(usage.wall_s);
@@ -156,15 +163,29 @@ Result<std::string> MergeUsageComment(const std::string& existing, const NodeUsa
     node["steps"] = steps;
   }
   root["nodes"][usage.node] = node;
-  Json::StreamWriterBuilder wb;
-  wb["indentation"] = "";
-  wb["precisionType"] = "significant";
-  wb["precision"] = 15;
-  return Json::writeString(wb, root);
+  return Compact(root);
+}
+
+Result<std::string> MergeNodeComment(const std::string& existing, const std::string& node_comment) {
+  using R = Result<std::string>;
+  Json::Value root(Json::objectValue), add;
+  if (!ParseOurComment(node_comment, &add)) return R::Error("not a vgpu usage record: \"" + node_comment.substr(0, 60) + "\"");
+  if (!existing.empty() && !ParseOurComment(existing, &root))
+    return R::Error("the job's AdminComment holds other text (\"" + existing.substr(0, 60) +
+                    "\"); vgpu usage is not written over it");
+  root["vgpu"] = 1;
+  for (const std::string& node : add["nodes"].getMemberNames()) root["nodes"][node] = add["nodes"][node];
+  return Compact(root);
+}
+
+Result<std::string> MergeUsageComment(const std::string& existing, const NodeUsage& usage) {
+  return MergeNodeComment(existing, NodeComment(usage));
 }
 
 Status RecordUsage(CommentStore& store, const NodeUsage& usage, int rank, int nodes,
-                   const std::function<void(int)>& sleep_ms) {
+                   const std::function<void(int)>& sleep_ms, bool* retry_later) {
+  if (retry_later) *retry_later = false;
+  const std::string node_comment = NodeComment(usage);
   if (nodes > 1) sleep_ms(std::min(rank, 100) * 200);
   std::string why;
   int not_there = 0;
@@ -176,13 +197,14 @@ Status RecordUsage(CommentStore& store, const NodeUsage& usage, int rank, int no
       continue;
     }
     if (rc != CommentStore::kOk) break;
-    auto merged = MergeUsageComment(existing, usage);
-    if (!merged.ok()) return Status::Error(merged.message());
+    auto merged = MergeNodeComment(existing, node_comment);
+    if (!merged.ok()) return Status::Error(merged.message());  // never better later
     if (*merged == existing) return Status::Ok();  // our entry is in
     if (store.Set(*merged, &why) != CommentStore::kOk) break;
     if (nodes == 1) return Status::Ok();
     sleep_ms(300);  // a node that read before our write writes meanwhile
   }
+  if (retry_later) *retry_later = true;
   return Status::Error(why.empty() ? "other nodes kept writing over this node's entry" : why);
 }
 

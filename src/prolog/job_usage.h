@@ -58,9 +58,14 @@ Result<NodeUsage> ReadNodeUsage(const std::string& run_dir, const JobAllocation&
                                 const std::vector<HardwareSlice>& slices, const std::string& node,
                                 time_t now);
 
-// `existing` (the job's AdminComment, may be empty) with this node's entry
-// added or replaced. An existing comment that is not ours is an error: it
-// is the administrators', and is never overwritten.
+// The comment of this node's usage alone: {"vgpu":1,"nodes":{"<node>":{...}}}.
+std::string NodeComment(const NodeUsage& usage);
+
+// `existing` (the job's AdminComment, may be empty) with the node entries
+// of `node_comment` (one of ours) added or replaced. An existing comment
+// that is not ours is an error: it is the administrators', and is never
+// overwritten.
+Result<std::string> MergeNodeComment(const std::string& existing, const std::string& node_comment);
 Result<std::string> MergeUsageComment(const std::string& existing, const NodeUsage& usage);
 
 // The job's AdminComment where it is kept (the accounting database; a
@@ -81,8 +86,11 @@ class CommentStore {
 // nodes take turns (200 ms apart by `rank`), and each reads the comment
 // back 300 ms after writing, writing again when another node's write has
 // lost its entry; best effort, 8 tries. `sleep_ms` waits (a seam for tests).
+// On an error, `*retry_later` (when given) says whether a later try may
+// succeed (the database did not answer, or the job never came), and not
+// when the comment holds someone else's text.
 Status RecordUsage(CommentStore& store, const NodeUsage& usage, int rank, int nodes,
-                   const std::function<void(int)>& sleep_ms);
+                   const std::function<void(int)>& sleep_ms, bool* retry_later = nullptr);
 
 }  // namespace vgpu
 

@@ -10,6 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "admin_comment.h"
 #include "ended_jobs.h"
@@ -17,8 +20,12 @@
 #include "job_usage.h"
 #include "jobs/job_allocation.h"
 #include "node_context.h"
+#include "pending_usage.h"
 #include "program.h"
 
+#ifndef VGPU_PENDING_USAGE_DIR
+#define VGPU_PENDING_USAGE_DIR "/var/lib/slurm-vgpu/pending-usage"
+#endif
 #ifndef VGPU_DEFAULT_CATALOG_DIR
 #define VGPU_DEFAULT_CATALOG_DIR "/usr/share/slurm-vgpu/chips.d"
 #endif
@@ -53,11 +60,43 @@ class DatabaseComment : public CommentStore {
   const char* cluster_;
 };
 
-Status RecordJobUsage(uint32_t job_id, const NodeUsage& usage) {
+Status RecordJobUsage(uint32_t job_id, const NodeUsage& usage, bool* retry_later) {
   DatabaseComment store(job_id, ProcessEnv("SLURM_CLUSTER_NAME"));
   int rank = 0, nodes = 1;
   vgpu_node_rank(ProcessEnv("SLURM_NODELIST"), usage.node.c_str(), &rank, &nodes);
-  return RecordUsage(store, usage, rank, nodes, [](int ms) { usleep(static_cast<useconds_t>(ms) * 1000); });
+  return RecordUsage(store, usage, rank, nodes, [](int ms) { usleep(static_cast<useconds_t>(ms) * 1000); },
+                     retry_later);
+}
+
+// Records this job's usage; when the database does not answer, keeps it
+// (pending_usage.h). Once the database has answered, records what earlier
+// epilogs on this node kept.
+void RecordOrKeepUsage(uint32_t job_id, const Result<NodeUsage>& usage) {
+  const PendingUsage pending(VGPU_PENDING_USAGE_DIR);
+  if (usage.ok()) {
+    bool retry_later = false;
+    Status recorded = RecordJobUsage(job_id, *usage, &retry_later);
+    if (!recorded.ok() && !retry_later) {
+      std::fprintf(stderr, "vgpu-epilog: job %u: usage not recorded: %s\n", job_id, OneLine(recorded.message()).c_str());
+    } else if (!recorded.ok()) {
+      auto kept = pending.Keep(job_id, usage->node, NodeComment(*usage));
+      if (kept.ok())
+        std::fprintf(stderr,
+                     "vgpu-epilog: job %u: usage not recorded yet (%s); kept in %s, a later vgpu-epilog on this "
+                     "node records it once the accounting database answers\n",
+                     job_id, OneLine(recorded.message()).c_str(), kept->c_str());
+      else
+        std::fprintf(stderr, "vgpu-epilog: job %u: usage not recorded (%s) and not kept: %s\n", job_id,
+                     OneLine(recorded.message()).c_str(), OneLine(kept.message()).c_str());
+      return;  // the database is away: what is kept waits too
+    }
+  }
+  if (pending.Records().empty()) return;
+  const char* cluster = ProcessEnv("SLURM_CLUSTER_NAME");
+  std::vector<std::string> log;
+  pending.Flush([cluster](uint32_t job) { return std::make_unique<DatabaseComment>(job, cluster); },
+                std::time(nullptr), &log);
+  for (const std::string& line : log) std::fprintf(stderr, "vgpu-epilog: %s\n", OneLine(line).c_str());
 }
 
 int Epilog() {
@@ -73,9 +112,9 @@ int Epilog() {
   }
   // Usage first: teardown removes the regions.
   Result<NodeUsage> usage = Result<NodeUsage>::Error("");
+  const char* node = ProcessEnv("SLURMD_NODENAME");
   if (!job->devices.empty()) {
     auto slices = JobSlices(ctx->run_dir, job->job_id);
-    const char* node = ProcessEnv("SLURMD_NODENAME");
     usage = ReadNodeUsage(ctx->run_dir, *job, slices.ok() ? *slices : std::vector<HardwareSlice>(),
                           node ? node : "", std::time(nullptr));
   }
@@ -83,16 +122,12 @@ int Epilog() {
   if (!torn.ok())
     std::fprintf(stderr, "vgpu-epilog: job %u: %s\n", job->job_id, OneLine(torn.message()).c_str());
   std::vector<uint32_t> swept;
-  Status sweep = SweepEndedJobs(*ctx, job->job_id, SlurmJobEndProbe(ctx->run_dir, job->job_id), &swept);
+  Status sweep =
+      SweepEndedJobs(*ctx, job->job_id, SlurmJobEndProbe(ctx->run_dir, job->job_id, node ? node : ""), &swept);
   if (!sweep.ok()) std::fprintf(stderr, "vgpu-epilog: %s\n", OneLine(sweep.message()).c_str());
-  if (usage.ok()) {
-    Status recorded = RecordJobUsage(job->job_id, *usage);
-    if (!recorded.ok())
-      std::fprintf(stderr, "vgpu-epilog: job %u: usage not recorded: %s\n", job->job_id,
-                   OneLine(recorded.message()).c_str());
-  } else if (!job->devices.empty()) {
+  if (!usage.ok() && !job->devices.empty())
     std::fprintf(stderr, "vgpu-epilog: job %u: %s\n", job->job_id, OneLine(usage.message()).c_str());
-  }
+  RecordOrKeepUsage(job->job_id, usage);
   return torn.ok() ? 0 : 1;
 }
 

@@ -35,7 +35,9 @@ int main() {
     }
     // What jobs that died without their epilog left here (best effort).
     std::vector<uint32_t> swept;
-    vgpu::SweepEndedJobs(*ctx, job->job_id, vgpu::SlurmJobEndProbe(ctx->run_dir, job->job_id), &swept);
+    const char* node = vgpu::ProcessEnv("SLURMD_NODENAME");
+    vgpu::SweepEndedJobs(*ctx, job->job_id, vgpu::SlurmJobEndProbe(ctx->run_dir, job->job_id, node ? node : ""),
+                         &swept);
     return 0;
   });
 }

@@ -174,6 +174,41 @@ kill9_daemon() {
 # daemon_running COMM PIDFILE: the pid file names a live COMM.
 daemon_running() { pid_is "$(pidfile_pid "$2")" "$1"; }
 
+# ---------------------------------------------------------------- accounting
+
+mysql_cmd() { mariadb --no-defaults -S "$MYSQL_SOCKET" -u root "$@"; }
+
+# launch_mariadb: start mariadbd on the lab datadir; wait until it answers.
+# Returns 1 when it dies or does not answer within 60 s (InnoDB crash
+# recovery after a kill -9 is included in that time).
+launch_mariadb() {
+	rm -f "$MYSQL_SOCKET" "$LAB/mysql/mysqld.pid"
+	setsid /usr/sbin/mariadbd --no-defaults --user=mysql --datadir="$LAB/mysql/data" \
+		--socket="$MYSQL_SOCKET" --pid-file="$LAB/mysql/mysqld.pid" \
+		--bind-address=127.0.0.1 --port="$MYSQL_PORT" --skip-name-resolve \
+		--innodb-buffer-pool-size=256M --innodb-lock-wait-timeout=900 \
+		--log-error="$LAB/mysql/mariadb.err" </dev/null >/dev/null 2>&1 &
+	local pid=$! start
+	start=$(now)
+	while ! mysql_cmd -e 'SELECT 1' >/dev/null 2>&1; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			log "mariadbd exited: $(tail -3 "$LAB/mysql/mariadb.err" 2>/dev/null | tr '\n' ' ')"
+			return 1
+		fi
+		if [ "$(elapsed "$start" | cut -d. -f1)" -ge 60 ]; then
+			log "mariadbd does not answer after 60 s"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# launch_slurmdbd: start slurmdbd; 1 when it does not listen within 30 s.
+launch_slurmdbd() {
+	"$SLURM_SBIN/slurmdbd"
+	wait_for 30 "slurmdbd on port $DBD_PORT" tcp_open 127.0.0.1 "$DBD_PORT"
+}
+
 # ---------------------------------------------------------------- cgroups
 
 # The multiple-slurmd build of Slurm prefixes its cgroup trees with
@@ -234,7 +269,26 @@ resume_drained() {
 		reason=$(sinfo -h -n "$n" -o %E)
 		scontrol update nodename="$n" state=resume 2>/dev/null || true
 		echo "$n drained ($reason)"
-	done < <(sinfo -h -N -o '%N %t' 2>/dev/null)
+	done < <(sinfo -h -N -o '%N %t' 2>/dev/null | sort -u) # one line per partition
+}
+
+# crash_slurmctld: kill -9 slurmctld and start it again; prints what it
+# did. 1 when it does not answer again.
+crash_slurmctld() {
+	kill9_daemon slurmctld "$LAB/run/slurmctld.pid"
+	sleep 0.5
+	"$SLURM_SBIN/slurmctld"
+	if wait_for 15 "slurmctld" sh -c 'scontrol ping 2>/dev/null | grep -q UP'; then
+		echo "killed slurmctld (-9) and started it"
+		return 0
+	fi
+	# 26.05 refuses to start when a state file it expects is missing
+	# (killed before it first saved it): as an admin would, -i.
+	local why
+	why=$(grep 'fatal' "$LAB/log/slurmctld.log" | tail -1)
+	"$SLURM_SBIN/slurmctld" -i
+	wait_for 30 "slurmctld -i" sh -c 'scontrol ping 2>/dev/null | grep -q UP' || return 1
+	echo "killed slurmctld (-9); it would not start (${why#*] }) until started with -i"
 }
 
 # ---------------------------------------------------------------- configuration
@@ -327,7 +381,8 @@ write_inventory() {
 # write_slurm_conf DIR ACCT NODE_LINES: slurm.conf (+ cgroup.conf) for the lab.
 #   ACCT=1: the cluster's own: accounting through slurmdbd and the
 #   Prolog/Epilog hooks; 0: neither (throw-away slurmd -G dirs).
-#   VGPU_PLUGIN_DIR (global, may be empty) is appended to PluginDir.
+#   VGPU_PLUGIN_DIR (global, may be empty) is appended to PluginDir;
+#   LAB_GRES_TYPES (global, default vgpu) is GresTypes.
 # Daemon file paths live in DIR/.. so a throw-away dir holds its own.
 write_slurm_conf() {
 	local dir=$1 acct=$2 nodes=$3 base
@@ -366,7 +421,7 @@ write_slurm_conf() {
 		ReturnToService=2
 		# scancel: SIGKILL 2 s after SIGTERM (default 30 s).
 		KillWait=2
-		GresTypes=vgpu
+		GresTypes=${LAB_GRES_TYPES:-vgpu}
 		JobAcctGatherType=jobacct_gather/linux
 		CONF
 		if [ "$acct" = 1 ]; then

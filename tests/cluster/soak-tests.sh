@@ -25,20 +25,7 @@ soak_disrupt() {
 		echo "restarted slurmctld"
 		;;
 	slurmctld_kill9)
-		kill9_daemon slurmctld "$LAB/run/slurmctld.pid"
-		sleep 0.5
-		"$SLURM_SBIN/slurmctld"
-		if wait_for 15 "slurmctld" sh -c 'scontrol ping 2>/dev/null | grep -q UP'; then
-			echo "killed slurmctld (-9) and started it"
-			return
-		fi
-		# 26.05 refuses to start when a state file it expects is missing
-		# (killed before it first saved it): as an admin would, -i.
-		local why
-		why=$(grep 'fatal' "$LAB/log/slurmctld.log" | tail -1)
-		"$SLURM_SBIN/slurmctld" -i
-		wait_for 30 "slurmctld -i" sh -c 'scontrol ping 2>/dev/null | grep -q UP' || fail "slurmctld did not come back after kill -9"
-		echo "killed slurmctld (-9); it would not start (${why#*] }) until started with -i"
+		crash_slurmctld || fail "slurmctld did not come back after kill -9"
 		;;
 	reconfigure)
 		scontrol reconfigure

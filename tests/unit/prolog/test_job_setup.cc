@@ -446,14 +446,24 @@ class JobSetupTest : public CppUnit::TestFixture {
     fs::create_directories(proc + "/self");  // not a pid
     CPPUNIT_ASSERT((std::set<uint32_t>{21, 22}) == vgpu::JobsWithProcesses(proc));
 
-    auto ended = vgpu::EndedFromSqueue("31 COMPLETED\n32 COMPLETING\n33 RUNNING\n34 PENDING\n35 NODE_FAIL\njunk\n",
-                                       {31, 32, 33, 34, 35, 36});
+    auto ended = vgpu::EndedFromSqueue(
+        "31 COMPLETED n1\n32 COMPLETING n2\n33 RUNNING n1\n34 PENDING\n35 NODE_FAIL n1\njunk\n"
+        "37 RUNNING n[2-3]\n38 RUNNING n[0-1],x7\n39 SUSPENDED n2\n40 RUNNING r[1-2]-n[1-2]\n41 CONFIGURING n3\n",
+        {31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41}, "n1");
     CPPUNIT_ASSERT_EQUAL(1, ended[31]);
     CPPUNIT_ASSERT_EQUAL(0, ended[32]);  // its epilog is still to run
     CPPUNIT_ASSERT_EQUAL(0, ended[33]);
     CPPUNIT_ASSERT_EQUAL(0, ended[34]);
     CPPUNIT_ASSERT_EQUAL(1, ended[35]);
     CPPUNIT_ASSERT_EQUAL(1, ended[36]);  // slurmctld forgot it
+    // The id runs elsewhere: handed out again after a slurmctld crash.
+    CPPUNIT_ASSERT_EQUAL(1, ended[37]);
+    CPPUNIT_ASSERT_EQUAL(0, ended[38]);  // n1 is one of its nodes
+    CPPUNIT_ASSERT_EQUAL(1, ended[39]);
+    CPPUNIT_ASSERT_EQUAL(0, ended[40]);  // a node list not understood: kept
+    CPPUNIT_ASSERT_EQUAL(1, ended[41]);
+    // Without this node's name only the state counts.
+    CPPUNIT_ASSERT_EQUAL(0, vgpu::EndedFromSqueue("37 RUNNING n[2-3]\n", {37}, "")[37]);
   }
 
   void TaskExportsPreloadAndSlices() {

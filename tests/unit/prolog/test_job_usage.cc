@@ -4,11 +4,19 @@
 // plays another node's write landing in between).
 #include <cppunit/extensions/HelperMacros.h>
 
+#include <sys/stat.h>
+#include <utime.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "job_usage.h"
+#include "pending_usage.h"
 
 namespace {
 
@@ -52,6 +60,7 @@ vgpu::NodeUsage UsageOf(const std::string& node, uint64_t peak) {
 class JobUsageTest : public CppUnit::TestFixture {
   CPPUNIT_TEST_SUITE(JobUsageTest);
   CPPUNIT_TEST(UsageRecordSurvivesInterleavedNodes);
+  CPPUNIT_TEST(KeptUsageIsRecordedOnceTheDatabaseAnswers);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -89,8 +98,74 @@ class JobUsageTest : public CppUnit::TestFixture {
     // Someone else's comment is left alone.
     FakeComment foreign;
     foreign.text = "see ticket 123";
-    CPPUNIT_ASSERT(!vgpu::RecordUsage(foreign, UsageOf("n1", 5), 0, 1, sleep_ms).ok());
+    bool retry_later = true;
+    CPPUNIT_ASSERT(!vgpu::RecordUsage(foreign, UsageOf("n1", 5), 0, 1, sleep_ms, &retry_later).ok());
     CPPUNIT_ASSERT_EQUAL(0, foreign.sets);
+    CPPUNIT_ASSERT(!retry_later);  // never better later
+  }
+
+  // The database away: the epilog keeps the node's comment; a later flush
+  // with the database still away leaves it; once it answers, each kept
+  // record is merged into its job's comment and removed; a job the
+  // database never gets is dropped after kMaxAgeSeconds, and so is one
+  // whose comment holds other text.
+  void KeptUsageIsRecordedOnceTheDatabaseAnswers() {
+    char tmpl[] = "/tmp/vgpu-pending-XXXXXX";
+    const std::string root = mkdtemp(tmpl);
+    const vgpu::PendingUsage pending(root + "/var/lib/slurm-vgpu/pending-usage");
+
+    struct Away : vgpu::CommentStore {
+      int Get(std::string*, std::string* why) override { return *why = "Connection refused", kError; }
+      int Set(const std::string&, std::string*) override { return kError; }
+    } away;
+    bool retry_later = false;
+    CPPUNIT_ASSERT(!vgpu::RecordUsage(away, UsageOf("n3", 9), 0, 1, [](int) {}, &retry_later).ok());
+    CPPUNIT_ASSERT(retry_later);
+
+    auto kept = pending.Keep(40, "n3", vgpu::NodeComment(UsageOf("n3", 9)));
+    CPPUNIT_ASSERT_MESSAGE(kept.message(), kept.ok());
+    CPPUNIT_ASSERT(pending.Keep(41, "n3", vgpu::NodeComment(UsageOf("n3", 4))).ok());
+    CPPUNIT_ASSERT(pending.Keep(42, "n3", vgpu::NodeComment(UsageOf("n3", 2))).ok());
+    CPPUNIT_ASSERT(pending.Keep(43, "n3", vgpu::NodeComment(UsageOf("n3", 1))).ok());
+    struct stat sb {};
+    CPPUNIT_ASSERT(stat((root + "/var/lib/slurm-vgpu/pending-usage").c_str(), &sb) == 0);
+    CPPUNIT_ASSERT_EQUAL(0700u, static_cast<unsigned>(sb.st_mode & 0777));
+    CPPUNIT_ASSERT_EQUAL(size_t{4}, pending.Records().size());
+
+    const time_t now = time(nullptr);
+    auto still_away = pending.Flush([](uint32_t) { return std::unique_ptr<vgpu::CommentStore>(new Away); }, now,
+                                    nullptr);
+    CPPUNIT_ASSERT_EQUAL(4, still_away.left);
+    CPPUNIT_ASSERT_EQUAL(size_t{4}, pending.Records().size());
+
+    // Back: job 40 has n2's entry already, 41 is not there yet, 42 holds
+    // someone's note, 43 is not there and its record is 31 days old.
+    std::map<uint32_t, FakeComment> db;
+    db[40].text = *vgpu::MergeUsageComment("", UsageOf("n2", 7));
+    db[41].missing = 100;
+    db[42].text = "see ticket 123";
+    db[43].missing = 100;
+    const std::string old_file = pending.Records().back().second;
+    struct utimbuf times {now - vgpu::PendingUsage::kMaxAgeSeconds - 86400, now - vgpu::PendingUsage::kMaxAgeSeconds - 86400};
+    CPPUNIT_ASSERT(utime(old_file.c_str(), &times) == 0);
+    struct Ref : vgpu::CommentStore {
+      explicit Ref(FakeComment* f) : f_(f) {}
+      int Get(std::string* c, std::string* why) override { return f_->Get(c, why); }
+      int Set(const std::string& c, std::string* why) override { return f_->Set(c, why); }
+      FakeComment* f_;
+    };
+    std::vector<std::string> log;
+    auto back = pending.Flush([&db](uint32_t job) { return std::unique_ptr<vgpu::CommentStore>(new Ref(&db[job])); },
+                              now, &log);
+    CPPUNIT_ASSERT_EQUAL(1, back.recorded);
+    CPPUNIT_ASSERT_EQUAL(2, back.dropped);
+    CPPUNIT_ASSERT_EQUAL(1, back.left);
+    CPPUNIT_ASSERT_MESSAGE(db[40].text, Has(db[40].text, "\"n2\":") && Has(db[40].text, "\"n3\":"));
+    CPPUNIT_ASSERT_EQUAL(std::string("see ticket 123"), db[42].text);
+    CPPUNIT_ASSERT_EQUAL(size_t{1}, pending.Records().size());
+    CPPUNIT_ASSERT_EQUAL(uint32_t{41}, pending.Records().front().first);
+    CPPUNIT_ASSERT_EQUAL(size_t{3}, log.size());
+    std::filesystem::remove_all(root);
   }
 };
 
