@@ -169,7 +169,8 @@ std::string NodeComment(const NodeUsage& usage) {
 Result<std::string> MergeNodeComment(const std::string& existing, const std::string& node_comment) {
   using R = Result<std::string>;
   Json::Value root(Json::objectValue), add;
-  if (!ParseOurComment(node_comment, &add)) return R::Error("not a vgpu usage record: \"" + node_comment.substr(0, 60) + "\"");
+  if (!ParseOurComment(node_comment, &add))
+    return R::Error("not a vgpu usage record: \"" + node_comment.substr(0, 60) + "\"");
   if (!existing.empty() && !ParseOurComment(existing, &root))
     return R::Error("the job's AdminComment holds other text (\"" + existing.substr(0, 60) +
                     "\"); vgpu usage is not written over it");
