@@ -91,7 +91,6 @@ void RecordOrKeepUsage(uint32_t job_id, const Result<NodeUsage>& usage) {
       return;  // the database is away: what is kept waits too
     }
   }
-  if (pending.Records().empty()) return;
   const char* cluster = ProcessEnv("SLURM_CLUSTER_NAME");
   std::vector<std::string> log;
   pending.Flush([cluster](uint32_t job) { return std::make_unique<DatabaseComment>(job, cluster); },
