@@ -149,14 +149,71 @@ VGPU_HOOK CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph graph,
   return Instantiate(exec, graph, [&] { return real(exec, graph, flags); });
 }
 
-#define VGPU_INSTANTIATE_PARAMS(name)                                                                 \
-  VGPU_HOOK CUresult name(CUgraphExec* exec, CUgraph graph, CUDA_GRAPH_INSTANTIATE_PARAMS* params) { \
-    VGPU_REAL(kCuda, name);                                                                           \
-    if (!real) return CUDA_ERROR_NOT_INITIALIZED;                                                     \
-    return Instantiate(exec, graph, [&] { return real(exec, graph, params); });                      \
-  }
-VGPU_INSTANTIATE_PARAMS(cuGraphInstantiateWithParams)
-VGPU_INSTANTIATE_PARAMS(cuGraphInstantiateWithParams_ptsz)
+namespace {
+
+// An upload backs the instance's allocations from the graph pool, as its
+// launch would: admitted in the same way (nothing is run, nothing paced).
+template <typename Upload>
+CUresult AdmittedUpload(CUgraphExec exec, Upload upload) {
+  CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+  CudaGraphCharges().Launch(exec, [&] { return (rc = upload()) == CUDA_SUCCESS; });
+  return rc;
+}
+
+// With CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD the driver would upload inside
+// the call, out of our sight: the instance is made without it and
+// uploaded through AdmittedUpload. A refused upload leaves no instance.
+template <typename Real>
+CUresult InstantiateWithParams(Real instantiate, bool per_thread, CUgraphExec* exec, CUgraph graph,
+                               CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
+  if (!params || !(params->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) || !Enforcer::Get().active())
+    return Instantiate(exec, graph, [&] { return instantiate(exec, graph, params); });
+  CUDA_GRAPH_INSTANTIATE_PARAMS without = *params;
+  without.flags &= ~static_cast<cuuint64_t>(CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD);
+  CUresult rc = Instantiate(exec, graph, [&] { return instantiate(exec, graph, &without); });
+  params->hErrNode_out = without.hErrNode_out;
+  params->result_out = without.result_out;
+  if (rc != CUDA_SUCCESS) return rc;
+  VGPU_REAL(kCuda, cuGraphUpload);
+  static const auto real_ptsz = RealAs<decltype(&cuGraphUpload_ptsz)>(kCuda, "cuGraphUpload_ptsz");
+  auto upload = per_thread && real_ptsz ? real_ptsz : real;
+  if (!upload) return rc;  // a driver without uploads cannot have been asked for one
+  const CUgraphExec made = *exec;
+  rc = AdmittedUpload(made, [&] { return upload(made, without.hUploadStream); });
+  if (rc == CUDA_SUCCESS) return rc;
+  cuGraphExecDestroy(made);  // our hook: the instance's charges go too
+  *exec = nullptr;
+  params->result_out = CUDA_GRAPH_INSTANTIATE_ERROR;
+  return rc;
+}
+
+}  // namespace
+
+VGPU_HOOK CUresult cuGraphInstantiateWithParams(CUgraphExec* exec, CUgraph graph,
+                                                CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
+  VGPU_REAL(kCuda, cuGraphInstantiateWithParams);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  return InstantiateWithParams(real, false, exec, graph, params);
+}
+
+VGPU_HOOK CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec* exec, CUgraph graph,
+                                                     CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
+  VGPU_REAL(kCuda, cuGraphInstantiateWithParams_ptsz);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  return InstantiateWithParams(real, true, exec, graph, params);
+}
+
+VGPU_HOOK CUresult cuGraphUpload(CUgraphExec exec, CUstream stream) {
+  VGPU_REAL(kCuda, cuGraphUpload);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  return AdmittedUpload(exec, [&] { return real(exec, stream); });
+}
+
+VGPU_HOOK CUresult cuGraphUpload_ptsz(CUgraphExec exec, CUstream stream) {
+  VGPU_REAL(kCuda, cuGraphUpload_ptsz);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  return AdmittedUpload(exec, [&] { return real(exec, stream); });
+}
 
 VGPU_HOOK CUresult cuGraphExecDestroy(CUgraphExec exec) {
   VGPU_REAL(kCuda, cuGraphExecDestroy);
@@ -185,7 +242,8 @@ const Hook kCudaGraphHooks[] = {
     VGPU_HOOK_ENTRY(cuGraphInstantiate),          VGPU_HOOK_ENTRY(cuGraphInstantiate_v2),
     VGPU_HOOK_ENTRY(cuGraphInstantiateWithFlags), VGPU_HOOK_ENTRY(cuGraphInstantiateWithParams),
     VGPU_HOOK_ENTRY(cuGraphInstantiateWithParams_ptsz), VGPU_HOOK_ENTRY(cuGraphExecDestroy),
-    VGPU_HOOK_ENTRY(cuDeviceGraphMemTrim),
+    VGPU_HOOK_ENTRY(cuDeviceGraphMemTrim),        VGPU_HOOK_ENTRY(cuGraphUpload),
+    VGPU_HOOK_ENTRY(cuGraphUpload_ptsz),
 };
 const size_t kCudaGraphHookCount = sizeof(kCudaGraphHooks) / sizeof(kCudaGraphHooks[0]);
 

@@ -127,11 +127,44 @@ VGPU_HOOK hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* exec, hipGraph
   return Instantiate(exec, graph, [&] { return real(exec, graph, flags); });
 }
 
+// An upload backs the instance's allocations from the graph pool, as its
+// launch would: admitted in the same way (nothing run, nothing paced).
+template <typename Upload>
+static hipError_t AdmittedUpload(hipGraphExec_t exec, Upload upload) {
+  hipError_t rc = hipErrorOutOfMemory;
+  HipGraphCharges().Launch(exec, [&] { return (rc = upload()) == hipSuccess; });
+  return rc;
+}
+
+VGPU_HOOK hipError_t hipGraphUpload(hipGraphExec_t exec, hipStream_t stream) {
+  VGPU_REAL(kHip, hipGraphUpload);
+  if (!real) return hipErrorNotInitialized;
+  return AdmittedUpload(exec, [&] { return real(exec, stream); });
+}
+
+// With hipGraphInstantiateFlagUpload the runtime would upload inside the
+// call, out of our sight: the instance is made without it and uploaded
+// through AdmittedUpload. A refused upload leaves no instance.
 VGPU_HOOK hipError_t hipGraphInstantiateWithParams(hipGraphExec_t* exec, hipGraph_t graph,
                                                    hipGraphInstantiateParams* params) {
   VGPU_REAL(kHip, hipGraphInstantiateWithParams);
   if (!real) return hipErrorNotInitialized;
-  return Instantiate(exec, graph, [&] { return real(exec, graph, params); });
+  if (!params || !(params->flags & hipGraphInstantiateFlagUpload) || !Enforcer::Get().active())
+    return Instantiate(exec, graph, [&] { return real(exec, graph, params); });
+  hipGraphInstantiateParams without = *params;
+  without.flags &= ~static_cast<unsigned long long>(hipGraphInstantiateFlagUpload);
+  hipError_t rc = Instantiate(exec, graph, [&] { return real(exec, graph, &without); });
+  params->errNode_out = without.errNode_out;
+  params->result_out = without.result_out;
+  static const auto upload = RealAs<decltype(&hipGraphUpload)>(kHip, "hipGraphUpload");
+  if (rc != hipSuccess || !upload) return rc;
+  const hipGraphExec_t made = *exec;
+  rc = AdmittedUpload(made, [&] { return upload(made, without.uploadStream); });
+  if (rc == hipSuccess) return rc;
+  hipGraphExecDestroy(made);  // our hook: the instance's charges go too
+  *exec = nullptr;
+  params->result_out = hipGraphInstantiateError;
+  return rc;
 }
 
 VGPU_HOOK hipError_t hipGraphExecDestroy(hipGraphExec_t exec) {
@@ -160,6 +193,7 @@ const Hook kHipGraphHooks[] = {
     VGPU_HIP_ENTRY(hipStreamEndCapture_spt),   VGPU_HIP_ENTRY(hipGraphInstantiate),
     VGPU_HIP_ENTRY(hipGraphInstantiateWithFlags), VGPU_HIP_ENTRY(hipGraphInstantiateWithParams),
     VGPU_HIP_ENTRY(hipGraphExecDestroy),       VGPU_HIP_ENTRY(hipDeviceGraphMemTrim),
+    VGPU_HIP_ENTRY(hipGraphUpload),
 };
 const size_t kHipGraphHookCount = sizeof(kHipGraphHooks) / sizeof(kHipGraphHooks[0]);
 

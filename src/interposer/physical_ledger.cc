@@ -69,6 +69,37 @@ std::vector<PhysicalLedger::Charge> PhysicalLedger::Unmapped(uint64_t va, uint64
   return out;
 }
 
+void PhysicalLedger::Bound(uint64_t mc, uint64_t offset, uint64_t size, uint64_t handle) {
+  std::lock_guard<std::mutex> hold(lock_);
+  auto it = allocations_.find(handle);
+  if (it == allocations_.end()) return;
+  ++it->second.mappings;
+  bindings_.emplace(std::make_pair(mc, offset), Mapping{size, handle});
+}
+
+std::vector<PhysicalLedger::Charge> PhysicalLedger::Unbound(uint64_t mc, const DeviceAccount* account,
+                                                            uint64_t offset, uint64_t size) {
+  std::vector<Charge> out;
+  std::lock_guard<std::mutex> hold(lock_);
+  for (auto it = bindings_.lower_bound({mc, offset});
+       it != bindings_.end() && it->first.first == mc && it->first.second - offset < size;) {
+    const uint64_t handle = it->second.handle;
+    auto a = allocations_.find(handle);
+    if (a == allocations_.end()) {
+      it = bindings_.erase(it);
+      continue;
+    }
+    if (a->second.account != account) {
+      ++it;
+      continue;
+    }
+    it = bindings_.erase(it);
+    --a->second.mappings;
+    EndIfUnused(handle, &out);
+  }
+  return out;
+}
+
 void PhysicalLedger::EndIfUnused(uint64_t handle, std::vector<Charge>* out) {
   auto it = allocations_.find(handle);
   if (it->second.references > 0 || it->second.mappings > 0) return;
@@ -80,6 +111,7 @@ void PhysicalLedger::Clear() {
   new (&lock_) std::mutex();
   allocations_.clear();
   mappings_.clear();
+  bindings_.clear();
 }
 
 void GiveBack(const std::vector<PhysicalLedger::Charge>& charges) {

@@ -4,7 +4,11 @@
 // mapping of it remains, whichever ends last, as the drivers document. So
 // its charge is given back only then: NCCL releases a handle right after
 // mapping it, and PyTorch's expandable segments unmap before they release;
-// both must keep the memory counted while it is mapped.
+// both must keep the memory counted while it is mapped. A binding to a
+// CUDA multicast object (cuMulticastBindMem/BindAddr, NCCL's NVLink
+// SHARP buffers) holds the memory as a mapping does, until
+// cuMulticastUnbind: releasing the multicast object is not taken as an
+// unbind, so the charge lasts at least as long as the binding.
 //
 // Thread-safe. Keys are the driver's handle values and virtual addresses;
 // a handle the ledger never saw created (imported from another process,
@@ -17,6 +21,7 @@
 #include <map>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "accounting.h"
@@ -45,6 +50,12 @@ class PhysicalLedger {
   // The handle that the mapping holding `va` maps, or false.
   bool HandleAt(uint64_t va, uint64_t* handle) const;
 
+  // `handle` is bound to multicast object `mc` at [offset, offset + size).
+  void Bound(uint64_t mc, uint64_t offset, uint64_t size, uint64_t handle);
+  // The bindings of memory of `account` to `mc` inside [offset, offset +
+  // size) are gone; the charges of the allocations that no longer exist.
+  std::vector<Charge> Unbound(uint64_t mc, const DeviceAccount* account, uint64_t offset, uint64_t size);
+
   // One reference to `handle` is released; the charge to give back if that
   // was the last reference and nothing maps it.
   std::vector<Charge> Released(uint64_t handle);
@@ -60,7 +71,7 @@ class PhysicalLedger {
     DeviceAccount* account;
     uint64_t bytes;
     int references;
-    int mappings;
+    int mappings;  // mappings and multicast bindings
   };
   struct Mapping {
     uint64_t size;
@@ -73,6 +84,9 @@ class PhysicalLedger {
   mutable std::mutex lock_;
   std::unordered_map<uint64_t, Allocation> allocations_;
   std::map<uint64_t, Mapping> mappings_;  // by start address
+  // Multicast bindings by (multicast object, offset); several devices'
+  // memory may be bound at one offset.
+  std::multimap<std::pair<uint64_t, uint64_t>, Mapping> bindings_;
 };
 
 // Gives each charge back to its account.

@@ -22,6 +22,9 @@
  *   vunmap                  cuMemUnmap of the newest mapping          -> "vunmap RC"
  *   vfree                   as expandable segments shrink: cuMemUnmap
  *                           the newest mapping, then cuMemRelease   -> "vfree RC"
+ *   mcbind | mcbindaddr     a multicast object the newest mapping's size,
+ *                           its memory bound by handle | by address -> "<cmd> RC"
+ *   mcunbind | mcrelease    cuMulticastUnbind | cuMemRelease of it  -> "<cmd> RC"
  *   threshold BYTES         the release threshold of the device's default
  *                           pool (PyTorch's cudaMallocAsync backend sets
  *                           UINT64_MAX: freed memory stays in the pool) -> "threshold RC"
@@ -62,10 +65,12 @@
  *   capture | endcapture    cuStreamBeginCapture / cuStreamEndCapture of
  *                           a stream that async and pool then use; the
  *                           captured graph becomes current        -> "<cmd> RC"
- *   ginst flags|old|v2|params  instantiates the current graph with
+ *   ginst flags|old|v2|params|upload  instantiates the current graph with
  *                           cuGraphInstantiateWithFlags, cuGraphInstantiate,
- *                           _v2 or WithParams                       -> "ginst RC"
+ *                           _v2, WithParams, or WithParams and the
+ *                           upload flag                             -> "ginst RC"
  *   glaunch                 cuGraphLaunch of the newest instance    -> "glaunch RC"
+ *   gupload                 cuGraphUpload of the newest instance    -> "gupload RC"
  *   gdestroy                cuGraphExecDestroy of the newest instance -> "gdestroy RC"
  *   gtrim                   cuDeviceGraphMemTrim                    -> "gtrim RC"
  */
@@ -232,8 +237,17 @@ static int graph_command(const char* c, const char* a1, int* i) {
     if (!strcmp(a1, "old")) rc = cuGraphInstantiate(&graph_exec, graph, NULL, NULL, 0);
     else if (!strcmp(a1, "v2")) rc = cuGraphInstantiate_v2(&graph_exec, graph, NULL, NULL, 0);
     else if (!strcmp(a1, "params")) rc = cuGraphInstantiateWithParams(&graph_exec, graph, NULL);
+    else if (!strcmp(a1, "upload")) {
+      CUDA_GRAPH_INSTANTIATE_PARAMS params;
+      memset(&params, 0, sizeof(params));
+      params.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+      rc = cuGraphInstantiateWithParams(&graph_exec, graph, &params);
+      if ((rc == CUDA_SUCCESS) != (params.result_out == 0)) rc = -1; /* result_out must agree */
+    }
     else rc = cuGraphInstantiateWithFlags(&graph_exec, graph, 0);
     printf("ginst %d\n", rc), ++*i;
+  } else if (!strcmp(c, "gupload")) {
+    printf("gupload %d\n", cuGraphUpload(graph_exec, NULL));
   } else if (!strcmp(c, "glaunch")) {
     printf("glaunch %d\n", cuGraphLaunch(graph_exec, NULL));
   } else if (!strcmp(c, "gdestroy")) {
@@ -243,6 +257,34 @@ static int graph_command(const char* c, const char* a1, int* i) {
   } else {
     return 0;
   }
+  return 1;
+}
+
+/* Multicast (NVLink SHARP, as NCCL uses it): an object the size of the
+ * newest mapping, that mapping's memory bound to it by handle or address,
+ * and unbound. */
+static CUmemGenericAllocationHandle mc_object;
+static size_t mc_size;
+static int multicast_command(const char* c) {
+  CUresult rc = -1;
+  if (!strcmp(c, "mcbind") || !strcmp(c, "mcbindaddr")) {
+    CUmulticastObjectProp prop = {1, 0, 0, 0};
+    if (vmm_nmaps == 0) return printf("%s -1\n", c), 1;
+    prop.size = mc_size = vmm_maps[vmm_nmaps - 1].size;
+    rc = cuMulticastCreate(&mc_object, &prop);
+    if (rc == CUDA_SUCCESS) rc = cuMulticastAddDevice(mc_object, device);
+    if (rc == CUDA_SUCCESS && !strcmp(c, "mcbind"))
+      rc = cuMulticastBindMem(mc_object, 0, vmm_maps[vmm_nmaps - 1].handle, 0, mc_size, 0);
+    else if (rc == CUDA_SUCCESS)
+      rc = cuMulticastBindAddr(mc_object, 0, vmm_maps[vmm_nmaps - 1].va, mc_size, 0);
+  } else if (!strcmp(c, "mcunbind")) {
+    rc = cuMulticastUnbind(mc_object, device, 0, mc_size);
+  } else if (!strcmp(c, "mcrelease")) {
+    rc = cuMemRelease(mc_object);
+  } else {
+    return 0;
+  }
+  printf("%s %d\n", c, rc);
   return 1;
 }
 
@@ -332,6 +374,7 @@ int main(int argc, char** argv) {
       printf("free %d\n", rc);
     } else if (vmm_command(&vmm, argc, argv, &i)) {
     } else if (graph_command(c, a1, &i)) {
+    } else if (multicast_command(c)) {
     } else if (!strcmp(c, "threshold") || !strcmp(c, "trim")) {
       CUmemoryPool pool = NULL;
       cuuint64_t v = num(a1);

@@ -45,6 +45,63 @@ t_graph_memory_is_charged_at_launch() {
 		"proc 0 libvgpu|proc 0 libvgpu|proc 0 libvgpu|proc 0 libvgpu"
 }
 
+# An upload (cuGraphUpload, or the upload flag of cuGraphInstantiateWithParams)
+# backs a graph's allocations from the graph pool without running it, so it
+# is admitted as a launch is: before, an uploaded graph held its memory
+# uncharged until its first launch, or for ever if never launched.
+t_graph_upload_is_admitted() {
+	local id m=$((800 * 1048576)) probe_cmd
+	expect "the stub driver without libvgpu: an upload takes the graph's memory from its pool" \
+		"$(lines "$(probe "" -- init gnode $((6 * GIB)) ginst flags gupload alloc $((6 * GIB)) gtrim alloc $((6 * GIB)))")" \
+		"init 0|gnode 0|ginst 0|gupload 0|alloc 2|gtrim 0|alloc 0"
+	expect "the stub driver without libvgpu: so does the upload flag" \
+		"$(lines "$(probe "" -- init gnode $((6 * GIB)) ginst upload alloc $((6 * GIB)) gtrim alloc $((6 * GIB)))")" \
+		"init 0|gnode 0|ginst 0|alloc 2|gtrim 0|alloc 0"
+	for probe_cmd in probe hip_probe; do
+		if [ $probe_cmd = probe ]; then id=$(vgpu_job $GIB); else id=$(dcu_job $GIB); fi || fail "job setup"
+		expect "$probe_cmd: uploading a graph that allocates 2 GiB is refused, nothing taken" \
+			"$(lines "$($probe_cmd "$id" -- init gnode $((2 * GIB)) ginst flags gupload alloc $m)")" \
+			"init 0|gnode 0|ginst 0|gupload 2|alloc 0"
+		expect "$probe_cmd: an uploaded 800 MiB graph is charged before it runs" \
+			"$(lines "$($probe_cmd "$id" -- init gnode $m ginst flags gupload alloc $m)")" \
+			"init 0|gnode 0|ginst 0|gupload 0|alloc 2"
+		expect "$probe_cmd: its launch uses the uploaded memory; a trim gives it back" \
+			"$(lines "$($probe_cmd "$id" -- init gnode $m ginst flags gupload glaunch free gtrim alloc $m)")" \
+			"init 0|gnode 0|ginst 0|gupload 0|glaunch 0|free 0|gtrim 0|alloc 0"
+		expect "$probe_cmd: instantiated with the upload flag, 2 GiB is refused, nothing taken" \
+			"$(lines "$($probe_cmd "$id" -- init gnode $((2 * GIB)) ginst upload alloc $m)")" \
+			"init 0|gnode 0|ginst 2|alloc 0"
+		expect "$probe_cmd: instantiated with the upload flag, 800 MiB is charged at once" \
+			"$(lines "$($probe_cmd "$id" -- init gnode $m ginst upload alloc $m)")" \
+			"init 0|gnode 0|ginst 0|alloc 2"
+	done
+	expect "cuGetProcAddress hands out the upload hook" \
+		"$(lines "$(probe "$id" -- proc cuGraphUpload 12040 0 proc cuGraphUpload 12040 1)")" \
+		"proc 0 libvgpu|proc 0 libvgpu"
+}
+
+# NCCL's NVLink SHARP buffers: memory made by cuMemCreate is bound to a
+# multicast object, which holds it as a mapping does. Before, a job could
+# bind, unmap and release, get its charge back and keep the memory.
+t_multicast_binding_keeps_memory_charged() {
+	local id m=$((800 * 1048576)) cmd
+	expect "the stub driver without libvgpu: bound memory stays after unmap and release, until unbound" \
+		"$(lines "$(probe "" -- init vmap $((6 * GIB)) mcbind vfree alloc $((6 * GIB)) mcunbind alloc $((6 * GIB)))")" \
+		"init 0|vmap 0|mcbind 0|vfree 0|alloc 2|mcunbind 0|alloc 0"
+	id=$(vgpu_job $GIB) || fail "job setup"
+	for cmd in mcbind mcbindaddr; do
+		expect "$cmd: unmapped and released, still charged until unbound" \
+			"$(lines "$(probe "$id" -- init vmap $m $cmd vfree alloc $m mcunbind alloc $m)")" \
+			"init 0|vmap 0|$cmd 0|vfree 0|alloc 2|mcunbind 0|alloc 0"
+	done
+	expect "unbound but still mapped: charged until the mapping goes too" \
+		"$(lines "$(probe "$id" -- init vmap $m mcbind mcunbind alloc $m vfree alloc $m)")" \
+		"init 0|vmap 0|mcbind 0|mcunbind 0|alloc 2|vfree 0|alloc 0"
+	expect "releasing the multicast object is not taken as an unbind (the job stays charged)" \
+		"$(lines "$(probe "$id" -- init vmap $m mcbind vfree mcrelease alloc $m)")" \
+		"init 0|vmap 0|mcbind 0|vfree 0|mcrelease 0|alloc 2"
+}
+
 # PyTorch's cudaMallocAsync backend under CUDA graph capture: stream-ordered
 # allocations on a capturing stream become allocation nodes of the graph.
 t_captured_allocations_are_charged_at_launch() {
@@ -148,4 +205,5 @@ t_acl_model_loads_are_charged() {
 }
 
 FRAMEWORK_TESTS=(acl_model_loads_are_charged kernels_on_another_contexts_stream_are_paced graph_memory_is_charged_at_launch captured_allocations_are_charged_at_launch
-	hip_graph_memory_is_charged_at_launch aclnn_operators_are_paced)
+	hip_graph_memory_is_charged_at_launch aclnn_operators_are_paced graph_upload_is_admitted
+	multicast_binding_keeps_memory_charged)

@@ -41,14 +41,14 @@
  *                           others of work_launch), synchronising after
  *                           each                                    -> "work N BUSY_MS WALL_MS"
  *   hold                    prints "hold", sleeps until killed
- *   gnode BYTES | gaddnode BYTES | capture | endcapture | ginst flags|old|params
- *   | glaunch | gdestroy | gtrim
+ *   gnode BYTES | gaddnode BYTES | capture | endcapture
+ *   | ginst flags|old|params|upload | gupload | glaunch | gdestroy | gtrim
  *                           graphs that allocate memory, as cuda_probe's
  *                           (hipGraphAddMemAllocNode, hipGraphAddNode,
  *                           hipStreamBeginCapture/EndCapture of a stream
  *                           async and pool then use, hipGraphInstantiate*,
- *                           hipGraphLaunch, hipGraphExecDestroy,
- *                           hipDeviceGraphMemTrim)                  -> "<cmd> RC"
+ *                           hipGraphUpload, hipGraphLaunch,
+ *                           hipGraphExecDestroy, hipDeviceGraphMemTrim) -> "<cmd> RC"
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -124,8 +124,17 @@ static int graph_command(const char* c, const char* a1, int* i) {
   } else if (!strcmp(c, "ginst")) {
     if (!strcmp(a1, "old")) rc = hipGraphInstantiate(&graph_exec, graph, NULL, NULL, 0);
     else if (!strcmp(a1, "params")) rc = hipGraphInstantiateWithParams(&graph_exec, graph, NULL);
+    else if (!strcmp(a1, "upload")) {
+      hipGraphInstantiateParams params;
+      memset(&params, 0, sizeof(params));
+      params.flags = hipGraphInstantiateFlagUpload;
+      rc = hipGraphInstantiateWithParams(&graph_exec, graph, &params);
+      if ((rc == hipSuccess) != (params.result_out == 0)) rc = -1; /* result_out must agree */
+    }
     else rc = hipGraphInstantiateWithFlags(&graph_exec, graph, 0);
     printf("ginst %d\n", rc), ++*i;
+  } else if (!strcmp(c, "gupload")) {
+    printf("gupload %d\n", hipGraphUpload(graph_exec, NULL));
   } else if (!strcmp(c, "glaunch")) {
     printf("glaunch %d\n", hipGraphLaunch(graph_exec, NULL));
   } else if (!strcmp(c, "gdestroy")) {

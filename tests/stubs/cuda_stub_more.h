@@ -98,7 +98,36 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes, const C
 
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   TRY(api_ready());
-  return vmm_release(handle);
+  return vmm_multicast_release(handle) ? CUDA_SUCCESS : vmm_release(handle);
+}
+
+/* Multicast objects (stub_vmm.h): every device may join; sizes and
+ * offsets are not checked against the object. */
+CUresult cuMulticastCreate(CUmemGenericAllocationHandle* mc, const CUmulticastObjectProp* prop) {
+  uint64_t h;
+  TRY(api_ready());
+  if (mc == NULL || prop == NULL || prop->size == 0 || prop->numDevices == 0) return CUDA_ERROR_INVALID_VALUE;
+  TRY(vmm_multicast_create(&h));
+  *mc = h;
+  return CUDA_SUCCESS;
+}
+CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mc, CUdevice dev) {
+  TRY(api_ready());
+  return accel_valid_device(dev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mc, size_t mc_offset, CUmemGenericAllocationHandle mem,
+                            size_t mem_offset, size_t size, unsigned long long flags) {
+  TRY(api_ready());
+  return vmm_bind(mc, mc_offset, mem, size);
+}
+CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mc, size_t mc_offset, CUdeviceptr ptr, size_t size,
+                             unsigned long long flags) {
+  TRY(api_ready());
+  return vmm_bind_addr(mc, mc_offset, ptr, size);
+}
+CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mc, CUdevice dev, size_t mc_offset, size_t size) {
+  TRY(api_ready());
+  return vmm_unbind(mc, dev, mc_offset, size);
 }
 
 CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
@@ -283,13 +312,32 @@ CUresult cuGraphInstantiate_v2(CUgraphExec* exec, CUgraph graph, CUgraphNode* er
                                size_t log_size) {
   return cuGraphInstantiateWithFlags(exec, graph, 0);
 }
+/* An upload (cuGraphUpload); an executable graph without allocations (a
+ * timed one) uploads nothing. The driver's own, which no hook sees. */
+static CUresult graph_upload(CUgraphExec exec) {
+  int rc;
+  return graph_exec_upload(H(exec), &rc) ? rc : CUDA_SUCCESS;
+}
+/* CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD uploads the new instance inside the
+ * call; a failed upload leaves none. */
 CUresult cuGraphInstantiateWithParams(CUgraphExec* exec, CUgraph graph, CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
-  return cuGraphInstantiateWithFlags(exec, graph, 0);
+  CUresult rc = cuGraphInstantiateWithFlags(exec, graph, 0);
+  if (rc == CUDA_SUCCESS && params != NULL && (params->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)) {
+    rc = graph_upload(*exec);
+    if (rc != CUDA_SUCCESS) graph_exec_destroy(H(*exec)), *exec = NULL;
+  }
+  if (params != NULL) params->result_out = rc == CUDA_SUCCESS ? 0 : CUDA_GRAPH_INSTANTIATE_ERROR;
+  return rc;
 }
 CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec* exec, CUgraph graph,
                                            CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
-  return cuGraphInstantiateWithFlags(exec, graph, 0);
+  return cuGraphInstantiateWithParams(exec, graph, params);
 }
+CUresult cuGraphUpload(CUgraphExec exec, CUstream stream) {
+  TRY(api_ready());
+  return graph_upload(exec);
+}
+CUresult cuGraphUpload_ptsz(CUgraphExec exec, CUstream stream) { return cuGraphUpload(exec, stream); }
 CUresult cuGraphExecDestroy(CUgraphExec exec) {
   TRY(api_ready());
   return graph_exec_destroy(H(exec));

@@ -224,8 +224,26 @@ hipError_t hipGraphInstantiate(hipGraphExec_t* exec, hipGraph_t graph, hipGraphN
                                size_t log_size) {
   return hipGraphInstantiateWithFlags(exec, graph, 0);
 }
+/* An upload (hipGraphUpload); an executable graph without allocations (a
+ * timed one) uploads nothing. The runtime's own, which no hook sees. */
+static hipError_t graph_upload(hipGraphExec_t exec) {
+  int rc;
+  return graph_exec_upload(H(exec), &rc) ? rc : hipSuccess;
+}
+/* hipGraphInstantiateFlagUpload uploads the new instance inside the call;
+ * a failed upload leaves none. */
 hipError_t hipGraphInstantiateWithParams(hipGraphExec_t* exec, hipGraph_t graph, hipGraphInstantiateParams* params) {
-  return hipGraphInstantiateWithFlags(exec, graph, 0);
+  hipError_t rc = hipGraphInstantiateWithFlags(exec, graph, 0);
+  if (rc == hipSuccess && params != NULL && (params->flags & hipGraphInstantiateFlagUpload)) {
+    rc = graph_upload(*exec);
+    if (rc != hipSuccess) graph_exec_destroy(H(*exec)), *exec = NULL;
+  }
+  if (params != NULL) params->result_out = rc == hipSuccess ? 0 : hipGraphInstantiateError;
+  return rc;
+}
+hipError_t hipGraphUpload(hipGraphExec_t exec, hipStream_t stream) {
+  TRY(api_ready());
+  return graph_upload(exec);
 }
 hipError_t hipGraphExecDestroy(hipGraphExec_t exec) {
   TRY(api_ready());

@@ -10,6 +10,8 @@
  * (graph_free) hands the bytes back to the graph pool, which keeps them
  * reserved (a synchronisation does not shrink it) until graph_trim.
  * Launching again while one of its addresses is live is ACCEL_INVALID_VALUE.
+ * Uploading one (graph_exec_upload) has its graph pools reserve its bytes
+ * without making anything live.
  * Graph pools are pools of stub_pool.h made on first use (one per device).
  *
  * Capture: a stream (an opaque value here) in capture adds a node to the
@@ -175,6 +177,29 @@ static int graph_exec_launch(uint64_t exec, int* rc) {
     if (*rc != ACCEL_OK) /* all or nothing */
       for (int i = 0; i < g->nnodes; ++i)
         if (g->node[i].pool_ptr) pool_free(g->node[i].pool_ptr), g->node[i].pool_ptr = 0;
+  }
+  pthread_mutex_unlock(&g_graph_mu);
+  return n >= 0;
+}
+
+/* An upload: backs `exec`'s allocations from their devices' graph pools
+ * without running it, so that the pools reserve them (and keep them, as
+ * after a launch and free) for its launches. 1 if `exec` is an executable
+ * graph of this header (then *rc is the upload's result). */
+static int graph_exec_upload(uint64_t exec, int* rc) {
+  uint64_t pool, ptr[GRAPH_NODES] = {0};
+  pthread_mutex_lock(&g_graph_mu);
+  int n = graph_index(g_execs, EXEC_HANDLE_BASE, exec);
+  if (n >= 0) {
+    stub_graph* g = &g_execs[n];
+    *rc = ACCEL_OK;
+    for (int i = 0; i < g->nnodes && *rc == ACCEL_OK; ++i) {
+      if (g->node[i].pool_ptr) continue; /* live: already backed */
+      *rc = graph_pool(g->node[i].device, &pool);
+      if (*rc == ACCEL_OK) *rc = pool_alloc(pool, g->node[i].bytes, &ptr[i]);
+    }
+    for (int i = 0; i < g->nnodes; ++i)
+      if (ptr[i]) pool_free(ptr[i]);
   }
   pthread_mutex_unlock(&g_graph_mu);
   return n >= 0;

@@ -17,7 +17,8 @@
 
 typedef struct {
   uint64_t handle;
-  int refs, maps;
+  int refs, maps; /* maps: mappings and multicast bindings */
+  int device;
 } vmm_phys;
 typedef struct {
   uint64_t va, size, handle;
@@ -50,7 +51,7 @@ static int vmm_create(int device, size_t bytes, uint64_t* handle) {
   if (bytes == 0 || handle == NULL) return ACCEL_INVALID_VALUE;
   pthread_mutex_lock(&g_vmm_mu);
   rc = g_nphys == VMM_MAX ? ACCEL_OUT_OF_MEMORY : accel_reserve(KIND_HANDLE, device, bytes, handle);
-  if (rc == ACCEL_OK) g_phys[g_nphys++] = (vmm_phys){*handle, 1, 0};
+  if (rc == ACCEL_OK) g_phys[g_nphys++] = (vmm_phys){*handle, 1, 0, device};
   pthread_mutex_unlock(&g_vmm_mu);
   return rc;
 }
@@ -128,6 +129,103 @@ static int vmm_retain(uint64_t addr, uint64_t* handle) {
   }
   pthread_mutex_unlock(&g_vmm_mu);
   return rc;
+}
+
+/* Multicast objects (CUDA's cuMulticast*): a handle of its own (from
+ * VMM_MC_BASE, no memory); memory bound to one is held, as a mapping holds
+ * it, until unbound for its device or the object is released. */
+#define VMM_MC_MAX 64
+#define VMM_MC_BASE 0x7c0000ULL
+typedef struct {
+  uint64_t mc, offset, size, handle;
+} vmm_binding;
+static uint64_t g_mc[VMM_MC_MAX]; /* live objects' handles, 0: free */
+static uint64_t g_next_mc = VMM_MC_BASE;
+static vmm_binding g_bindings[VMM_MAX];
+static size_t g_nbindings;
+
+static int vmm_is_multicast(uint64_t mc) {
+  for (int i = 0; i < VMM_MC_MAX; ++i)
+    if (g_mc[i] && g_mc[i] == mc) return 1;
+  return 0;
+}
+
+static int vmm_multicast_create(uint64_t* mc) {
+  int rc = ACCEL_OUT_OF_MEMORY;
+  if (mc == NULL) return ACCEL_INVALID_VALUE;
+  pthread_mutex_lock(&g_vmm_mu);
+  for (int i = 0; i < VMM_MC_MAX && rc != ACCEL_OK; ++i)
+    if (!g_mc[i]) g_mc[i] = *mc = g_next_mc++, rc = ACCEL_OK;
+  pthread_mutex_unlock(&g_vmm_mu);
+  return rc;
+}
+
+/* Drops binding i; g_vmm_mu held. */
+static void vmm_drop_binding(size_t i) {
+  vmm_phys* p = vmm_find(g_bindings[i].handle);
+  g_bindings[i] = g_bindings[--g_nbindings];
+  if (p != NULL) {
+    p->maps--;
+    vmm_end_if_unused(p);
+  }
+}
+
+/* Binds `handle` (holding a reference) to `mc` at `offset`. */
+static int vmm_bind(uint64_t mc, uint64_t offset, uint64_t handle, uint64_t size) {
+  int rc = ACCEL_INVALID_VALUE;
+  pthread_mutex_lock(&g_vmm_mu);
+  vmm_phys* p = vmm_find(handle);
+  if (vmm_is_multicast(mc) && p != NULL && p->refs > 0 && size > 0 && g_nbindings < VMM_MAX) {
+    g_bindings[g_nbindings++] = (vmm_binding){mc, offset, size, handle};
+    p->maps++;
+    rc = ACCEL_OK;
+  }
+  pthread_mutex_unlock(&g_vmm_mu);
+  return rc;
+}
+
+/* Binds the allocation mapped at `va`. */
+static int vmm_bind_addr(uint64_t mc, uint64_t offset, uint64_t va, uint64_t size) {
+  uint64_t handle = 0;
+  pthread_mutex_lock(&g_vmm_mu);
+  for (size_t i = 0; i < g_nmaps && !handle; ++i)
+    if (va - g_maps[i].va < g_maps[i].size) handle = g_maps[i].handle;
+  pthread_mutex_unlock(&g_vmm_mu);
+  return handle ? vmm_bind(mc, offset, handle, size) : ACCEL_INVALID_VALUE;
+}
+
+/* Unbinds the memory of `device` bound to `mc` in [offset, offset + size). */
+static int vmm_unbind(uint64_t mc, int device, uint64_t offset, uint64_t size) {
+  int rc = ACCEL_INVALID_VALUE;
+  pthread_mutex_lock(&g_vmm_mu);
+  if (vmm_is_multicast(mc)) {
+    rc = ACCEL_OK;
+    for (size_t i = 0; i < g_nbindings;) {
+      vmm_phys* p = vmm_find(g_bindings[i].handle);
+      if (g_bindings[i].mc == mc && g_bindings[i].offset - offset < size && p != NULL && p->device == device)
+        vmm_drop_binding(i);
+      else
+        ++i;
+    }
+  }
+  pthread_mutex_unlock(&g_vmm_mu);
+  return rc;
+}
+
+/* 1 if `mc` was a multicast object (now released, its bindings gone). */
+static int vmm_multicast_release(uint64_t mc) {
+  int found = 0;
+  pthread_mutex_lock(&g_vmm_mu);
+  for (int i = 0; i < VMM_MC_MAX; ++i)
+    if (g_mc[i] && g_mc[i] == mc) g_mc[i] = 0, found = 1;
+  for (size_t i = 0; found && i < g_nbindings;) {
+    if (g_bindings[i].mc == mc)
+      vmm_drop_binding(i);
+    else
+      ++i;
+  }
+  pthread_mutex_unlock(&g_vmm_mu);
+  return found;
 }
 
 #endif /* VGPU_TESTS_STUB_VMM_H_ */

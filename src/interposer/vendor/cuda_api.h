@@ -188,6 +188,27 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
 CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count);
 CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr);
+CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle);
+/* Multicast objects (NVLink SHARP): memory made by cuMemCreate is bound to
+ * one; the _v2 forms (CUDA 13.1+) name the device the binding is for. */
+typedef struct CUmulticastObjectProp_st {
+  unsigned int numDevices;
+  size_t size;
+  unsigned long long handleTypes;
+  unsigned long long flags;
+} CUmulticastObjectProp;
+CUresult cuMulticastCreate(CUmemGenericAllocationHandle* mc, const CUmulticastObjectProp* prop);
+CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mc, CUdevice dev);
+CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mc, size_t mc_offset, CUmemGenericAllocationHandle mem,
+                            size_t mem_offset, size_t size, unsigned long long flags);
+CUresult cuMulticastBindMem_v2(CUmemGenericAllocationHandle mc, CUdevice dev, size_t mc_offset,
+                               CUmemGenericAllocationHandle mem, size_t mem_offset, size_t size,
+                               unsigned long long flags);
+CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mc, size_t mc_offset, CUdeviceptr ptr, size_t size,
+                             unsigned long long flags);
+CUresult cuMulticastBindAddr_v2(CUmemGenericAllocationHandle mc, CUdevice dev, size_t mc_offset, CUdeviceptr ptr,
+                                size_t size, unsigned long long flags);
+CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mc, CUdevice dev, size_t mc_offset, size_t size);
 CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream stream);
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUstream stream);
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream stream);
@@ -286,7 +307,16 @@ typedef struct CUgraphNodeParams_st {
   long long reserved2;
 } CUgraphNodeParams;
 typedef struct CUgraphEdgeData_st CUgraphEdgeData;
-typedef struct CUDA_GRAPH_INSTANTIATE_PARAMS_st CUDA_GRAPH_INSTANTIATE_PARAMS;
+/* cuGraphInstantiateWithParams: flag 2 (CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)
+ * uploads the instance to hUploadStream as cuGraphUpload does; result_out
+ * 1 is CUDA_GRAPH_INSTANTIATE_ERROR. */
+enum { CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD = 2, CUDA_GRAPH_INSTANTIATE_ERROR = 1 };
+typedef struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
+  cuuint64_t flags;
+  CUstream hUploadStream;
+  CUgraphNode hErrNode_out;
+  int result_out;
+} CUDA_GRAPH_INSTANTIATE_PARAMS;
 typedef enum CUstreamCaptureStatus_enum { CU_STREAM_CAPTURE_STATUS_NONE = 0, CU_STREAM_CAPTURE_STATUS_ACTIVE = 1 } CUstreamCaptureStatus;
 typedef enum CUgraphMem_attribute_enum {
   CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT = 0,
@@ -309,6 +339,10 @@ CUresult cuGraphInstantiateWithParams(CUgraphExec* exec, CUgraph graph, CUDA_GRA
 CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec* exec, CUgraph graph,
                                            CUDA_GRAPH_INSTANTIATE_PARAMS* params);
 CUresult cuGraphExecDestroy(CUgraphExec exec);
+/* Backs the instance's allocations from the device's graph pool without
+ * running it. */
+CUresult cuGraphUpload(CUgraphExec exec, CUstream stream);
+CUresult cuGraphUpload_ptsz(CUgraphExec exec, CUstream stream);
 /* cuStreamBeginCapture_v2's mode and cuStreamBeginCaptureToGraph's edges
  * are not modelled by the stub. */
 CUresult cuStreamBeginCapture_v2(CUstream stream, int mode);

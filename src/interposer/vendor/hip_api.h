@@ -189,7 +189,16 @@ typedef struct hipGraphNodeParams {
   };
   long long reserved2;
 } hipGraphNodeParams;
-typedef struct hipGraphInstantiateParams hipGraphInstantiateParams;
+/* hipGraphInstantiateWithParams: flag 2 (hipGraphInstantiateFlagUpload)
+ * uploads the instance to uploadStream as hipGraphUpload does; result_out
+ * 1 is hipGraphInstantiateError. HIP orders the fields unlike CUDA. */
+enum { hipGraphInstantiateFlagUpload = 2, hipGraphInstantiateError = 1 };
+typedef struct hipGraphInstantiateParams {
+  hipGraphNode_t errNode_out;
+  unsigned long long flags;
+  int result_out;
+  hipStream_t uploadStream;
+} hipGraphInstantiateParams;
 typedef enum hipStreamCaptureStatus { hipStreamCaptureStatusNone = 0, hipStreamCaptureStatusActive = 1 } hipStreamCaptureStatus;
 typedef enum hipGraphMemAttributeType {
   hipGraphMemAttrUsedMemCurrent = 0,
@@ -206,6 +215,7 @@ hipError_t hipGraphInstantiate(hipGraphExec_t* exec, hipGraph_t graph, hipGraphN
 hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* exec, hipGraph_t graph, unsigned long long flags);
 hipError_t hipGraphInstantiateWithParams(hipGraphExec_t* exec, hipGraph_t graph, hipGraphInstantiateParams* params);
 hipError_t hipGraphExecDestroy(hipGraphExec_t exec);
+hipError_t hipGraphUpload(hipGraphExec_t exec, hipStream_t stream);
 hipError_t hipStreamBeginCapture(hipStream_t stream, int mode);
 hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t* graph);
 hipError_t hipStreamEndCapture_spt(hipStream_t stream, hipGraph_t* graph);
