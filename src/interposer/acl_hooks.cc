@@ -2,8 +2,10 @@
 // memory is counted on every allocation path and refused past the job's
 // limit with ACL_ERROR_RT_MEMORY_ALLOCATION; aclrtGetMemInfo reports the
 // limit for device (HBM) memory; kernels (every launch form), models and
-// single operators are paced, aclnn operators in aclnn_hooks.cc. A device is matched to the limits file by its physical device id
-// (the N of /dev/davinciN, which ASCEND_RT_VISIBLE_DEVICES cannot change).
+// single operators are paced, aclnn operators in aclnn_hooks.cc, model-RI
+// replays and CANN 8.x's other work in acl_work_hooks.cc. A device is
+// matched to the limits file by its physical device id (the N of
+// /dev/davinciN, which ASCEND_RT_VISIBLE_DEVICES cannot change).
 #include <string>
 
 #include "accounting.h"
@@ -45,9 +47,17 @@ DeviceAccount* AccountOf(int32_t dev) {
 }
 
 
+// The HBM kinds aclrtGetMemInfo answers: every one is the device's memory
+// (P2P and 1 GiB pages are parts of it), so each reports the limit. The DDR
+// kinds are host memory.
 bool IsDeviceMemory(aclrtMemAttr attr) {
-  return attr == ACL_HBM_MEM || attr == ACL_HBM_MEM_HUGE || attr == ACL_HBM_MEM_NORMAL ||
-         attr == ACL_HBM_MEM_P2P_HUGE || attr == ACL_HBM_MEM_P2P_NORMAL;
+  switch (attr) {
+    case ACL_HBM_MEM: case ACL_HBM_MEM_HUGE: case ACL_HBM_MEM_NORMAL: case ACL_HBM_MEM_P2P_HUGE:
+    case ACL_HBM_MEM_P2P_NORMAL: case ACL_HBM_MEM_HUGE1G: case ACL_HBM_MEM_P2P_HUGE1G:
+      return true;
+    default:
+      return false;
+  }
 }
 
 const EventOps kAclEvents = {
@@ -77,14 +87,24 @@ const EventOps kAclEvents = {
       static const auto elapsed = RealAs<decltype(&aclrtEventElapsedTime)>(kAcl, "aclrtEventElapsedTime");
       return elapsed && elapsed(ms, start, end) == ACL_SUCCESS;
     },
+    [](void* stream, bool) {
+      static const auto info = RealAs<decltype(&aclmdlRICaptureGetInfo)>(kAcl, "aclmdlRICaptureGetInfo");
+      aclmdlRICaptureStatus status = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+      aclmdlRI model = nullptr;
+      return info && info(stream, &status, &model) == ACL_SUCCESS && status == ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE;
+    },
 };
 
-// The process's pacer for these events, looked up once.
-LaunchPacer& PacerAclEvents() {
+}  // namespace
+
+// The process's pacer for AscendCL's events, looked up once.
+LaunchPacer& AclPacer() {
   static LaunchPacer& pacer = LaunchPacer::For(kAclEvents);
   return pacer;
 }
 
+namespace {
+LaunchPacer& PacerAclEvents() { return AclPacer(); }
 }  // namespace
 
 aclError AclAdmitHere(uint64_t bytes, Gate* g) {
@@ -144,6 +164,14 @@ VGPU_HOOK aclError aclrtFree(void* ptr) {
   return rc;
 }
 
+VGPU_HOOK aclError aclrtFreeWithDevSync(void* ptr) {
+  VGPU_REAL(kAcl, aclrtFreeWithDevSync);
+  if (!real) return ACL_ERROR_UNINITIALIZE;
+  aclError rc = real(ptr);
+  if (rc == ACL_SUCCESS && ptr) Freed(Kind::kPointer, reinterpret_cast<uint64_t>(ptr));
+  return rc;
+}
+
 // Virtual memory (torch_npu's expandable segments): charged when the
 // physical memory is made, given back when it is freed and unmapped, in
 // either order (physical_ledger.h).
@@ -179,6 +207,16 @@ VGPU_HOOK aclError aclrtMapMem(void* va, size_t size, size_t offset, aclrtDrvMem
   return rc;
 }
 
+// Another reference to the physical memory mapped at `va`, freed by an
+// aclrtFreePhysical of its own: the memory lives until that free too.
+VGPU_HOOK aclError aclrtMemRetainAllocationHandle(void* va, aclrtDrvMemHandle* handle) {
+  VGPU_REAL(kAcl, aclrtMemRetainAllocationHandle);
+  if (!real) return ACL_ERROR_UNINITIALIZE;
+  aclError rc = real(va, handle);
+  if (rc == ACL_SUCCESS && handle) PhysicalLedger::Get().Retained(reinterpret_cast<uint64_t>(*handle));
+  return rc;
+}
+
 // Unmaps the mapping that starts at `va`.
 VGPU_HOOK aclError aclrtUnmapMem(void* va) {
   VGPU_REAL(kAcl, aclrtUnmapMem);
@@ -200,16 +238,7 @@ VGPU_HOOK aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free_bytes, size_t
   return rc;
 }
 
-// Work on a stream: paced like a CUDA launch.
-#define VGPU_ACL_WORK(name, params, args, stream)        \
-  VGPU_HOOK aclError name params {                       \
-    VGPU_REAL(kAcl, name);                               \
-    if (!real) return ACL_ERROR_UNINITIALIZE;            \
-    const uint64_t ticket = AclPaceBefore(stream);       \
-    const aclError rc = real args;                       \
-    AclPaceAfter(ticket, rc, stream);                    \
-    return rc;                                           \
-  }
+// Work on a stream (VGPU_ACL_WORK, acl_device.h).
 VGPU_ACL_WORK(aclrtLaunchKernel,
               (aclrtFuncHandle function, uint32_t blocks, const void* args, size_t args_size, aclrtStream stream),
               (function, blocks, args, args_size, stream), stream)
@@ -279,7 +308,8 @@ const Hook kAclHooks[] = {
     VGPU_ACL_ENTRY(aclrtLaunchKernelWithConfig), VGPU_ACL_ENTRY(aclrtLaunchKernelWithHostArgs),
     VGPU_ACL_ENTRY(aclrtLaunchKernelWithArgsArray), VGPU_ACL_ENTRY(aclopExecute),
     VGPU_ACL_ENTRY(aclopExecWithHandle), VGPU_ACL_ENTRY(aclopCompileAndExecute),
-    VGPU_ACL_ENTRY(aclopCompileAndExecuteV2),
+    VGPU_ACL_ENTRY(aclopCompileAndExecuteV2), VGPU_ACL_ENTRY(aclrtFreeWithDevSync),
+    VGPU_ACL_ENTRY(aclrtMemRetainAllocationHandle),
 };
 const size_t kAclHookCount = sizeof(kAclHooks) / sizeof(kAclHooks[0]);
 

@@ -1,12 +1,17 @@
-// AscendCL offline models: a load allocates the model's work and weight
-// memory inside the runtime unless the program hands it in (the WithMem
-// loads, or a config handle with ACL_MDL_WORKSPACE_ADDR_PTR /
-// ACL_MDL_WEIGHT_ADDR_PTR), so the part the runtime allocates is charged
-// before the load, as much as aclmdlQuerySize(FromMem) says it takes, and
-// given back at aclmdlUnload. A model whose size the runtime cannot tell
-// cannot be loaded inside a job (the load would fail on it anyway).
+// AscendCL offline models: a load allocates the model's memory inside the
+// runtime unless the program hands it in (the WithMem loads, or a config
+// handle with ACL_MDL_WORKSPACE_ADDR_PTR, ACL_MDL_WEIGHT_ADDR_PTR or the
+// pointer of another partition), so the part the runtime allocates is
+// charged before the load and given back at aclmdlUnload. How much: every
+// partition aclmdlQueryExeOMDesc reports for a model file (work, weight,
+// model description, kernels, kernel arguments, task descriptions, FIFO),
+// where the runtime has the call and answers it; else the work and weight
+// memory aclmdlQuerySize(FromMem) reports. A model whose size the runtime
+// cannot tell cannot be loaded inside a job (the load would fail on it
+// anyway); nor can a bundle (aclmdlBundleLoad*), which no call sizes.
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 #include "accounting.h"
 #include "acl_api.h"
@@ -23,12 +28,15 @@ namespace {
 constexpr Vendor kAcl = Vendor::kAcl;
 using Kind = Enforcer::Kind;
 
+// A model's partitions, in aclmdlExeOMDesc's order.
+enum Partition { kWork, kWeight, kModelDesc, kKernel, kKernelArgs, kStaticTask, kDynamicTask, kFifo, kPartitions };
+
 // Where a model comes from and which memory the program hands in.
 struct ModelSource {
   const char* path = nullptr;  // a file, or
   const void* mem = nullptr;   // a model in memory of mem_size bytes
   size_t mem_size = 0;
-  bool own_work = false, own_weight = false;
+  bool own[kPartitions] = {};  // handed in by the program
 };
 
 // How much memory the runtime will allocate for `source`; false if it cannot
@@ -36,12 +44,22 @@ struct ModelSource {
 bool RuntimeBytes(const ModelSource& source, uint64_t* bytes) {
   VGPU_REAL(kAcl, aclmdlQuerySize);
   static const auto from_mem = RealAs<decltype(&aclmdlQuerySizeFromMem)>(kAcl, "aclmdlQuerySizeFromMem");
+  static const auto partitions = RealAs<decltype(&aclmdlQueryExeOMDesc)>(kAcl, "aclmdlQueryExeOMDesc");
+  aclmdlExeOMDesc desc{};
+  if (source.path && partitions && partitions(source.path, &desc) == ACL_SUCCESS) {
+    const size_t sizes[kPartitions] = {desc.workSize,       desc.weightSize,     desc.modelDescSize,
+                                       desc.kernelSize,     desc.kernelArgsSize, desc.staticTaskSize,
+                                       desc.dynamicTaskSize, desc.fifoTaskSize};
+    *bytes = 0;
+    for (int p = 0; p < kPartitions; ++p) *bytes += source.own[p] ? 0 : uint64_t{sizes[p]};
+    return true;
+  }
   size_t work = 0, weight = 0;
   aclError rc = ACL_ERROR_INVALID_PARAM;
   if (source.path && real) rc = real(source.path, &work, &weight);
   else if (source.mem && from_mem) rc = from_mem(source.mem, source.mem_size, &work, &weight);
   if (rc != ACL_SUCCESS) return false;
-  *bytes = (source.own_work ? 0 : uint64_t{work}) + (source.own_weight ? 0 : uint64_t{weight});
+  *bytes = (source.own[kWork] ? 0 : uint64_t{work}) + (source.own[kWeight] ? 0 : uint64_t{weight});
   return true;
 }
 
@@ -60,6 +78,22 @@ aclError LoadModel(const ModelSource& source, uint32_t* model_id, Load load) {
   const aclError rc = load();
   Settle(g, rc == ACL_SUCCESS && model_id, Kind::kModel, model_id ? *model_id : 0);
   return rc;
+}
+
+// Bundles: GE loads a bundle's models through its internal load, which no
+// hook sees, and no call says beforehand how much memory they take, so a
+// job cannot load one. aclmdlBundleUnload is not hooked: nothing is charged.
+template <typename Load>
+aclError LoadBundle(Load load) {
+  Enforcer& e = Enforcer::Get();
+  if (e.active()) {
+    e.WarnOnce("a model bundle load is refused in a vgpu job: no call tells how much device memory the runtime "
+               "would allocate for it (load the models it holds as separate model files)");
+    return ACL_ERROR_RT_MEMORY_ALLOCATION;
+  }
+  Gate g;
+  if (aclError refused = AclAdmitHere(0, &g)) return refused;  // failed closed
+  return load();
 }
 
 // What aclmdlSetConfigOpt put in each config handle.
@@ -99,7 +133,7 @@ VGPU_HOOK aclError aclmdlLoadFromFileWithMem(const char* path, uint32_t* model_i
   VGPU_REAL(kAcl, aclmdlLoadFromFileWithMem);
   if (!real) return ACL_ERROR_UNINITIALIZE;
   ModelSource source;
-  source.path = path, source.own_work = work != nullptr, source.own_weight = weight != nullptr;
+  source.path = path, source.own[kWork] = work != nullptr, source.own[kWeight] = weight != nullptr;
   return LoadModel(source, model_id, [&] { return real(path, model_id, work, work_size, weight, weight_size); });
 }
 
@@ -109,7 +143,7 @@ VGPU_HOOK aclError aclmdlLoadFromMemWithMem(const void* model, size_t model_size
   if (!real) return ACL_ERROR_UNINITIALIZE;
   ModelSource source;
   source.mem = model, source.mem_size = model_size;
-  source.own_work = work != nullptr, source.own_weight = weight != nullptr;
+  source.own[kWork] = work != nullptr, source.own[kWeight] = weight != nullptr;
   return LoadModel(source, model_id,
                    [&] { return real(model, model_size, model_id, work, work_size, weight, weight_size); });
 }
@@ -154,10 +188,16 @@ VGPU_HOOK aclError aclmdlSetConfigOpt(aclmdlConfigHandle* handle, aclmdlConfigAt
     case ACL_MDL_PATH_PTR: source.path = *static_cast<const char* const*>(value); break;
     case ACL_MDL_MEM_ADDR_PTR: source.mem = *static_cast<const void* const*>(value); break;
     case ACL_MDL_MEM_SIZET: source.mem_size = *static_cast<const size_t*>(value); break;
-    case ACL_MDL_WEIGHT_ADDR_PTR: source.own_weight = *static_cast<void* const*>(value) != nullptr; break;
-    case ACL_MDL_WORKSPACE_ADDR_PTR: source.own_work = *static_cast<void* const*>(value) != nullptr; break;
     default: break;
   }
+  // The partitions the program hands in.
+  static const std::pair<aclmdlConfigAttr, Partition> kPointers[] = {
+      {ACL_MDL_WORKSPACE_ADDR_PTR, kWork}, {ACL_MDL_WEIGHT_ADDR_PTR, kWeight},
+      {ACL_MDL_MODEL_DESC_PTR, kModelDesc}, {ACL_MDL_KERNEL_PTR, kKernel},
+      {ACL_MDL_KERNEL_ARGS_PTR, kKernelArgs}, {ACL_MDL_STATIC_TASK_PTR, kStaticTask},
+      {ACL_MDL_DYNAMIC_TASK_PTR, kDynamicTask}, {ACL_MDL_FIFO_PTR, kFifo}};
+  for (const auto& pointer : kPointers)
+    if (attr == pointer.first) source.own[pointer.second] = *static_cast<void* const*>(value) != nullptr;
   return rc;
 }
 
@@ -199,6 +239,18 @@ VGPU_HOOK aclError aclmdlUnload(uint32_t model_id) {
   return rc;
 }
 
+VGPU_HOOK aclError aclmdlBundleLoadFromFile(const char* path, uint32_t* bundle_id) {
+  VGPU_REAL(kAcl, aclmdlBundleLoadFromFile);
+  if (!real) return ACL_ERROR_UNINITIALIZE;
+  return LoadBundle([&] { return real(path, bundle_id); });
+}
+
+VGPU_HOOK aclError aclmdlBundleLoadFromMem(const void* model, size_t model_size, uint32_t* bundle_id) {
+  VGPU_REAL(kAcl, aclmdlBundleLoadFromMem);
+  if (!real) return ACL_ERROR_UNINITIALIZE;
+  return LoadBundle([&] { return real(model, model_size, bundle_id); });
+}
+
 namespace vgpu {
 namespace interposer {
 
@@ -209,6 +261,7 @@ const Hook kAclModelHooks[] = {
     VGPU_ACL_ENTRY(aclmdlLoadFromFileWithQ),   VGPU_ACL_ENTRY(aclmdlLoadFromMemWithQ),
     VGPU_ACL_ENTRY(aclmdlSetConfigOpt),        VGPU_ACL_ENTRY(aclmdlDestroyConfigHandle),
     VGPU_ACL_ENTRY(aclmdlLoadWithConfig),      VGPU_ACL_ENTRY(aclmdlUnload),
+    VGPU_ACL_ENTRY(aclmdlBundleLoadFromFile),  VGPU_ACL_ENTRY(aclmdlBundleLoadFromMem),
 };
 const size_t kAclModelHookCount = sizeof(kAclModelHooks) / sizeof(kAclModelHooks[0]);
 

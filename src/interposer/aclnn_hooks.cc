@@ -6,13 +6,17 @@
 //   aclnnStatus aclnnXxx(void* workspace, uint64_t workspace_size,
 //                        aclOpExecutor* executor, aclrtStream stream);
 //
-// which queues the planned work on the stream through the runtime's internal
-// calls, which no hook sees. There are thousands of them, but the second has
-// this one signature for every operator, so dlsym (how torch_npu finds
-// them) hands out a paced stand-in: one thunk per operator, taken from a
-// fixed table when the operator is first asked for. A program linked
-// against the operator library, not using dlsym, calls them unpaced
-// (doc/enforcement.md).
+// which queues the planned work on the stream: before CANN 8.5 through the
+// runtime's internal calls, which no hook sees; from 8.5 on (libnnopbase)
+// through the public aclrtLaunchKernelWithHostArgs, which is hooked. There
+// are thousands of them, but the second has this one signature for every
+// operator, so dlsym (how torch_npu finds them) hands out a paced stand-in:
+// one thunk per operator, taken from a fixed table when the operator is
+// first asked for. The thunk paces and measures the whole operator, so the
+// launch hooks its kernels go through on 8.5 do not pace them again
+// (AclInsideOperator). A program linked against the operator library, not
+// using dlsym, has its operators paced only where their kernels go through
+// the hooked launch calls (8.5 on).
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -38,11 +42,17 @@ constexpr size_t kMaxOperators = 4096;
 
 std::array<std::atomic<OperatorRun>, kMaxOperators> g_real;
 
+// How many paced operators the thread is inside (an operator may run
+// another).
+thread_local int t_operators = 0;
+
 template <size_t I>
 aclError Thunk(void* workspace, uint64_t workspace_size, void* executor, aclrtStream stream) {
   const OperatorRun real = g_real[I].load(std::memory_order_acquire);
-  const uint64_t ticket = AclPaceBefore(stream);
+  const uint64_t ticket = t_operators ? 0 : AclPaceBefore(stream);
+  ++t_operators;
   const aclError rc = real(workspace, workspace_size, executor, stream);
+  --t_operators;
   AclPaceAfter(ticket, rc, stream);
   return rc;
 }
@@ -71,6 +81,8 @@ bool EndsWith(const char* s, const char* suffix) {
 }
 
 }  // namespace
+
+bool AclInsideOperator() { return t_operators > 0; }
 
 void* AclnnOperatorHook(void* handle, const char* name, void* real) {
   if (!real || std::strncmp(name, "aclnn", 5) != 0 || EndsWith(name, "GetWorkspaceSize")) return real;

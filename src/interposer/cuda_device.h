@@ -29,6 +29,8 @@ GraphCharges& CudaGraphCharges();
 // The id of the stream capture `stream` is in (the per-thread default
 // stream's for a null stream when `per_thread`), or 0.
 uint64_t CudaCaptureOf(CUstream stream, bool per_thread);
+class LaunchPacer;
+LaunchPacer& CudaPacer();
 
 }  // namespace interposer
 }  // namespace vgpu

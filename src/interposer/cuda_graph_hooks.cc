@@ -2,13 +2,15 @@
 // (cuGraphAddMemAllocNode, cuGraphAddNode, cuMemAllocAsync captured from a
 // stream) follows the graph to its executable graphs, and a launch is
 // admitted against the device's graph pool (graph_charges.h; the launch
-// itself: launch_hooks.cc).
+// itself: launch_hooks.cc). Stream captures' beginnings and ends are told
+// to the pacer, which keeps off events meanwhile (launch_pacer.h).
 #include "cuda_api.h"
 #include "cuda_device.h"
 #include "enforcer.h"
 #include "export.h"
 #include "graph_charges.h"
 #include "hooks.h"
+#include "launch_pacer.h"
 #include "real_symbols.h"
 
 namespace vgpu {
@@ -47,6 +49,16 @@ CUresult EndCapture(CUstream stream, CUgraph* graph, bool per_thread, Call call)
   const uint64_t capture = Enforcer::Get().active() ? CudaCaptureOf(stream, per_thread) : 0;
   const CUresult rc = call();
   if (capture) CudaGraphCharges().CaptureEnded(capture, rc == CUDA_SUCCESS && graph ? *graph : nullptr);
+  CudaPacer().CaptureEnded(stream, per_thread);  // over, whatever rc says
+  return rc;
+}
+
+// The pacer keeps off events while a capture is underway (launch_pacer.h).
+template <typename Call>
+CUresult BeginCapture(CUstream stream, bool per_thread, Call call) {
+  const bool began = CudaPacer().CaptureBegan(stream, per_thread);
+  const CUresult rc = call();
+  if (rc != CUDA_SUCCESS && began) CudaPacer().CaptureEnded(stream, per_thread);
   return rc;
 }
 
@@ -120,6 +132,38 @@ VGPU_HOOK CUresult cuGraphDestroy(CUgraph graph) {
   const CUresult rc = real(graph);
   if (rc == CUDA_SUCCESS) CudaGraphCharges().GraphDestroyed(graph);
   return rc;
+}
+
+VGPU_HOOK CUresult cuStreamBeginCapture(CUstream stream) {
+  VGPU_REAL(kCuda, cuStreamBeginCapture);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  return BeginCapture(stream, false, [&] { return real(stream); });
+}
+
+VGPU_HOOK CUresult cuStreamBeginCapture_v2(CUstream stream, int mode) {
+  VGPU_REAL(kCuda, cuStreamBeginCapture_v2);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  return BeginCapture(stream, false, [&] { return real(stream, mode); });
+}
+
+VGPU_HOOK CUresult cuStreamBeginCapture_ptsz(CUstream stream, int mode) {
+  VGPU_REAL(kCuda, cuStreamBeginCapture_ptsz);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  return BeginCapture(stream, true, [&] { return real(stream, mode); });
+}
+
+VGPU_HOOK CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph, const CUgraphNode* deps,
+                                               const CUgraphEdgeData* edges, size_t ndeps, int mode) {
+  VGPU_REAL(kCuda, cuStreamBeginCaptureToGraph);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  return BeginCapture(stream, false, [&] { return real(stream, graph, deps, edges, ndeps, mode); });
+}
+
+VGPU_HOOK CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream stream, CUgraph graph, const CUgraphNode* deps,
+                                                    const CUgraphEdgeData* edges, size_t ndeps, int mode) {
+  VGPU_REAL(kCuda, cuStreamBeginCaptureToGraph_ptsz);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  return BeginCapture(stream, true, [&] { return real(stream, graph, deps, edges, ndeps, mode); });
 }
 
 VGPU_HOOK CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph) {
@@ -243,7 +287,9 @@ const Hook kCudaGraphHooks[] = {
     VGPU_HOOK_ENTRY(cuGraphInstantiateWithFlags), VGPU_HOOK_ENTRY(cuGraphInstantiateWithParams),
     VGPU_HOOK_ENTRY(cuGraphInstantiateWithParams_ptsz), VGPU_HOOK_ENTRY(cuGraphExecDestroy),
     VGPU_HOOK_ENTRY(cuDeviceGraphMemTrim),        VGPU_HOOK_ENTRY(cuGraphUpload),
-    VGPU_HOOK_ENTRY(cuGraphUpload_ptsz),
+    VGPU_HOOK_ENTRY(cuGraphUpload_ptsz),          VGPU_HOOK_ENTRY(cuStreamBeginCapture),
+    VGPU_HOOK_ENTRY(cuStreamBeginCapture_v2),     VGPU_HOOK_ENTRY(cuStreamBeginCapture_ptsz),
+    VGPU_HOOK_ENTRY(cuStreamBeginCaptureToGraph), VGPU_HOOK_ENTRY(cuStreamBeginCaptureToGraph_ptsz),
 };
 const size_t kCudaGraphHookCount = sizeof(kCudaGraphHooks) / sizeof(kCudaGraphHooks[0]);
 

@@ -223,7 +223,8 @@ VGPU_HOOK CUresult cuArray3DCreate_v2(CUarray* array, const CUDA_ARRAY3D_DESCRIP
 }
 
 
-// Every level counts: each halves every dimension, never below 1.
+// Every level counts: each halves every dimension, never below 1, except a
+// layered array's depth, its layer count, which every level keeps.
 VGPU_HOOK CUresult cuMipmappedArrayCreate(CUmipmappedArray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc,
                                           unsigned int levels) {
   VGPU_REAL(kCuda, cuMipmappedArrayCreate);
@@ -234,7 +235,8 @@ VGPU_HOOK CUresult cuMipmappedArrayCreate(CUmipmappedArray* array, const CUDA_AR
     size_t w = desc->Width, h = desc->Height, d = desc->Depth;
     for (unsigned int l = 0; l < (levels ? levels : 1) && w; ++l) {
       bytes += ArrayBytes(w, h, d, desc->NumChannels, desc->Format);
-      w = w > 1 ? w / 2 : 1, h = h > 1 ? h / 2 : h, d = d > 1 ? d / 2 : d;
+      const bool layered = desc->Flags & CUDA_ARRAY3D_LAYERED;
+      w = w > 1 ? w / 2 : 1, h = h > 1 ? h / 2 : h, d = d > 1 && !layered ? d / 2 : d;
     }
     if (CUresult refused = AdmitOnCurrentDevice(bytes, &g)) return refused;
   }
@@ -291,6 +293,9 @@ const Variant kVariants[] = {
     {"cuGraphAddNode", 12030, "cuGraphAddNode_v2", nullptr},
     {"cuGraphAddNode", 0, "cuGraphAddNode", nullptr},
     {"cuGraphDestroy", 0, "cuGraphDestroy", nullptr},
+    {"cuStreamBeginCapture", 10010, "cuStreamBeginCapture_v2", "cuStreamBeginCapture_ptsz"},
+    {"cuStreamBeginCapture", 0, "cuStreamBeginCapture", nullptr},
+    {"cuStreamBeginCaptureToGraph", 0, "cuStreamBeginCaptureToGraph", "cuStreamBeginCaptureToGraph_ptsz"},
     {"cuStreamEndCapture", 0, "cuStreamEndCapture", "cuStreamEndCapture_ptsz"},
     {"cuGraphInstantiate", 12000, "cuGraphInstantiateWithFlags", nullptr},
     {"cuGraphInstantiate", 11000, "cuGraphInstantiate_v2", nullptr},

@@ -127,9 +127,12 @@ CUresult AllocFromPool(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool,
   return PoolAllocate(pool, dev, bytes, dptr, stream, [&] { return real(dptr, bytes, pool, stream); });
 }
 
-CUresult FreeAsync(CUdeviceptr dptr, CUresult (*real)(CUdeviceptr, CUstream), CUstream stream) {
+// A free captured into a graph frees nothing until the graph runs, so the
+// charge stays (until the process ends: the graph's free is not seen).
+CUresult FreeAsync(CUdeviceptr dptr, CUresult (*real)(CUdeviceptr, CUstream), CUstream stream, bool per_thread) {
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   if (!Enforcer::Get().active()) return real(dptr, stream);
+  if (CudaCaptureOf(stream, per_thread)) return real(dptr, stream);
   PoolCharges::Hold hold(Charges());
   CUresult rc = real(dptr, stream);
   if (rc == CUDA_SUCCESS && !Charges().Freed(dptr)) Freed(Kind::kPointer, dptr);  // charged one by one
@@ -168,13 +171,13 @@ VGPU_ALLOC_ASYNC(cuMemAllocAsync_ptsz, true)
 VGPU_ALLOC_FROM_POOL(cuMemAllocFromPoolAsync, false)
 VGPU_ALLOC_FROM_POOL(cuMemAllocFromPoolAsync_ptsz, true)
 
-#define VGPU_FREE_ASYNC(name)                                  \
+#define VGPU_FREE_ASYNC(name, per_thread)                      \
   VGPU_HOOK CUresult name(CUdeviceptr dptr, CUstream stream) { \
     VGPU_REAL(kCuda, name);                                    \
-    return FreeAsync(dptr, real, stream);                      \
+    return FreeAsync(dptr, real, stream, per_thread);          \
   }
-VGPU_FREE_ASYNC(cuMemFreeAsync)
-VGPU_FREE_ASYNC(cuMemFreeAsync_ptsz)
+VGPU_FREE_ASYNC(cuMemFreeAsync, false)
+VGPU_FREE_ASYNC(cuMemFreeAsync_ptsz, true)
 
 VGPU_HOOK CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
   VGPU_REAL(kCuda, cuMemPoolTrimTo);

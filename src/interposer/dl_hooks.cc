@@ -12,7 +12,10 @@
 namespace vgpu {
 namespace interposer {
 
-void* HookByName(const char* name) {
+namespace {
+
+// The hook named by the first `len` characters of `name`, or null.
+void* FindHook(const char* name, size_t len) {
   struct Table {
     const Hook* hooks;
     const size_t& count;
@@ -24,10 +27,28 @@ void* HookByName(const char* name) {
                                  {kCudaLaunchHooks, kCudaLaunchHookCount}, {kNvmlHooks, kNvmlHookCount},
                                  {kHipHooks, kHipHookCount}, {kHipMemoryHooks, kHipMemoryHookCount},
                                  {kHipPoolHooks, kHipPoolHookCount}, {kHipGraphHooks, kHipGraphHookCount},
-                                 {kAclHooks, kAclHookCount}, {kAclModelHooks, kAclModelHookCount}};
+                                 {kHipCopyHooks, kHipCopyHookCount},
+                                 {kAclHooks, kAclHookCount}, {kAclModelHooks, kAclModelHookCount},
+                                 {kAclWorkHooks, kAclWorkHookCount}};
   for (const Table& t : tables)
     for (size_t i = 0; i < t.count; ++i)
-      if (std::strcmp(t.hooks[i].name, name) == 0) return t.hooks[i].function;
+      if (std::strncmp(t.hooks[i].name, name, len) == 0 && t.hooks[i].name[len] == '\0')
+        return t.hooks[i].function;
+  return nullptr;
+}
+
+}  // namespace
+
+void* HookByName(const char* name) {
+  const size_t len = std::strlen(name);
+  if (void* ours = FindHook(name, len)) return ours;
+  // CANN 8.5 puts the body of every public aclrt* function in an exported
+  // twin <name>Impl (libacl_rt_impl.so), and GE those of aclmdl* and aclop*;
+  // the public function only calls its twin. So the hook of the public name,
+  // whose real function is the public one, stands in for the twin.
+  constexpr size_t kSuffix = 4;  // "Impl"
+  if (len > 3 + kSuffix && std::strncmp(name, "acl", 3) == 0 && std::strcmp(name + len - kSuffix, "Impl") == 0)
+    return FindHook(name, len - kSuffix);
   return nullptr;
 }
 
@@ -52,9 +73,10 @@ VGPU_HOOK void* dlsym(void* handle, const char* name) {
   return RealDlsym()(handle, name);
 }
 
-// dlvsym as dlsym: a vendor library's symbols carry no version, and glibc
-// accepts any version asked for such a symbol, so without this hook
-// dlvsym(handle, "cuMemAlloc_v2", "x") would hand out the unguarded one.
+// dlvsym as dlsym, for vendor libraries whose symbols carry versions
+// (ROCm's libamdhip64: hipMalloc@hip_4.2): without this hook a versioned
+// lookup would hand out the unguarded function. (For a library without
+// versions glibc answers dlvsym with NULL, whatever the version asked.)
 VGPU_HOOK void* dlvsym(void* handle, const char* name, const char* version) {
   using namespace vgpu::interposer;
   if (handle != RTLD_NEXT && handle != RTLD_DEFAULT && MaybeVendorSymbol(name)) {

@@ -1,14 +1,19 @@
 // HIP graph memory hooks, as CUDA's (cuda_graph_hooks.cc): what a graph will
 // allocate when it runs (hipGraphAddMemAllocNode, hipGraphAddNode,
-// hipMallocAsync captured from a stream) follows the graph to its
-// executable graphs, and a launch is admitted against the device's graph
-// pool (graph_charges.h; the launch itself: hip_hooks.cc).
+// hipMallocAsync captured from a stream, child graphs and clones) follows
+// the graph to its executable graphs, and a launch is admitted against the
+// device's graph pool (graph_charges.h; the launch itself: hip_hooks.cc).
+// Stream captures' beginnings and ends are told to the pacer.
+#include <cstdlib>
+#include <string>
+
 #include "enforcer.h"
 #include "export.h"
 #include "graph_charges.h"
 #include "hip_api.h"
 #include "hip_device.h"
 #include "hooks.h"
+#include "launch_pacer.h"
 #include "real_symbols.h"
 
 namespace vgpu {
@@ -44,6 +49,16 @@ hipError_t EndCapture(hipStream_t stream, hipGraph_t* graph, bool per_thread, Ca
   const uint64_t capture = Enforcer::Get().active() ? HipCaptureOf(stream, per_thread) : 0;
   const hipError_t rc = call();
   if (capture) HipGraphCharges().CaptureEnded(capture, rc == hipSuccess && graph ? *graph : nullptr);
+  HipPacer().CaptureEnded(stream, per_thread);  // over, whatever rc says
+  return rc;
+}
+
+// The pacer keeps off events while a capture is underway (launch_pacer.h).
+template <typename Call>
+hipError_t BeginCapture(hipStream_t stream, bool per_thread, Call call) {
+  const bool began = HipPacer().CaptureBegan(stream, per_thread);
+  const hipError_t rc = call();
+  if (rc != hipSuccess && began) HipPacer().CaptureEnded(stream, per_thread);
   return rc;
 }
 
@@ -59,6 +74,20 @@ hipError_t Instantiate(hipGraphExec_t* exec, hipGraph_t graph, Call call) {
 GraphCharges& HipGraphCharges() {
   static GraphCharges& charges = GraphCharges::For(kHipGraphPools, &HipAccountOf);
   return charges;
+}
+
+bool HipGraphMemoryAtLaunch() {
+  static const bool at_launch = [] {
+    const char* v = getenv("HIP_MEM_POOL_USE_VM");
+    if (!v) return true;
+    const std::string s = v;
+    return !(s == "0" || s == "false" || s == "FALSE" || s == "False" || s == "no" || s == "off");
+  }();
+  if (at_launch || !Enforcer::Get().active()) return true;
+  Enforcer::Get().WarnOnce(
+      "HIP_MEM_POOL_USE_VM=0 makes the HIP runtime allocate graph memory when an allocation node is made, "
+      "where libvgpu cannot charge it: graph allocation nodes are refused in this vgpu job (unset the variable)");
+  return false;
 }
 
 uint64_t HipCaptureOf(hipStream_t stream, bool per_thread) {
@@ -80,8 +109,28 @@ VGPU_HOOK hipError_t hipGraphAddMemAllocNode(hipGraphNode_t* node, hipGraph_t gr
                                              size_t ndeps, hipMemAllocNodeParams* params) {
   VGPU_REAL(kHip, hipGraphAddMemAllocNode);
   if (!real) return hipErrorNotInitialized;
+  if (!HipGraphMemoryAtLaunch()) return hipErrorNotSupported;
   const hipError_t rc = real(node, graph, deps, ndeps, params);
   if (rc == hipSuccess && params) AllocNodeAdded(graph, *params);
+  return rc;
+}
+
+// HIP's runtime, unlike CUDA's driver, clones child graphs and graphs
+// that allocate: the copy carries the original's allocations.
+VGPU_HOOK hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                               size_t ndeps, hipGraph_t child) {
+  VGPU_REAL(kHip, hipGraphAddChildGraphNode);
+  if (!real) return hipErrorNotInitialized;
+  const hipError_t rc = real(node, graph, deps, ndeps, child);
+  if (rc == hipSuccess) HipGraphCharges().Included(child, graph);
+  return rc;
+}
+
+VGPU_HOOK hipError_t hipGraphClone(hipGraph_t* clone, hipGraph_t original) {
+  VGPU_REAL(kHip, hipGraphClone);
+  if (!real) return hipErrorNotInitialized;
+  const hipError_t rc = real(clone, original);
+  if (rc == hipSuccess && clone) HipGraphCharges().Included(original, *clone);
   return rc;
 }
 
@@ -89,8 +138,11 @@ VGPU_HOOK hipError_t hipGraphAddNode(hipGraphNode_t* node, hipGraph_t graph, con
                                      size_t ndeps, hipGraphNodeParams* params) {
   VGPU_REAL(kHip, hipGraphAddNode);
   if (!real) return hipErrorNotInitialized;
+  if (params && params->type == hipGraphNodeTypeMemAlloc && !HipGraphMemoryAtLaunch()) return hipErrorNotSupported;
   const hipError_t rc = real(node, graph, deps, ndeps, params);
   if (rc == hipSuccess && params && params->type == hipGraphNodeTypeMemAlloc) AllocNodeAdded(graph, params->alloc);
+  if (rc == hipSuccess && params && params->type == hipGraphNodeTypeGraph)
+    HipGraphCharges().Included(params->graph.graph, graph);
   return rc;
 }
 
@@ -100,6 +152,25 @@ VGPU_HOOK hipError_t hipGraphDestroy(hipGraph_t graph) {
   const hipError_t rc = real(graph);
   if (rc == hipSuccess) HipGraphCharges().GraphDestroyed(graph);
   return rc;
+}
+
+VGPU_HOOK hipError_t hipStreamBeginCapture(hipStream_t stream, int mode) {
+  VGPU_REAL(kHip, hipStreamBeginCapture);
+  if (!real) return hipErrorNotInitialized;
+  return BeginCapture(stream, false, [&] { return real(stream, mode); });
+}
+
+VGPU_HOOK hipError_t hipStreamBeginCapture_spt(hipStream_t stream, int mode) {
+  VGPU_REAL(kHip, hipStreamBeginCapture_spt);
+  if (!real) return hipErrorNotInitialized;
+  return BeginCapture(stream, true, [&] { return real(stream, mode); });
+}
+
+VGPU_HOOK hipError_t hipStreamBeginCaptureToGraph(hipStream_t stream, hipGraph_t graph, const hipGraphNode_t* deps,
+                                                  const void* edges, size_t ndeps, int mode) {
+  VGPU_REAL(kHip, hipStreamBeginCaptureToGraph);
+  if (!real) return hipErrorNotInitialized;
+  return BeginCapture(stream, false, [&] { return real(stream, graph, deps, edges, ndeps, mode); });
 }
 
 VGPU_HOOK hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t* graph) {
@@ -193,7 +264,9 @@ const Hook kHipGraphHooks[] = {
     VGPU_HIP_ENTRY(hipStreamEndCapture_spt),   VGPU_HIP_ENTRY(hipGraphInstantiate),
     VGPU_HIP_ENTRY(hipGraphInstantiateWithFlags), VGPU_HIP_ENTRY(hipGraphInstantiateWithParams),
     VGPU_HIP_ENTRY(hipGraphExecDestroy),       VGPU_HIP_ENTRY(hipDeviceGraphMemTrim),
-    VGPU_HIP_ENTRY(hipGraphUpload),
+    VGPU_HIP_ENTRY(hipGraphUpload),            VGPU_HIP_ENTRY(hipStreamBeginCapture),
+    VGPU_HIP_ENTRY(hipStreamBeginCapture_spt), VGPU_HIP_ENTRY(hipStreamBeginCaptureToGraph),
+    VGPU_HIP_ENTRY(hipGraphAddChildGraphNode), VGPU_HIP_ENTRY(hipGraphClone),
 };
 const size_t kHipGraphHookCount = sizeof(kHipGraphHooks) / sizeof(kHipGraphHooks[0]);
 

@@ -32,6 +32,12 @@ int HipCurrentDevice() {
   return get && get(&dev) == hipSuccess ? dev : -1;
 }
 
+int HipStreamDevice(hipStream_t stream) {
+  static const auto device_of = RealAs<decltype(&hipStreamGetDevice)>(kHip, "hipStreamGetDevice");
+  hipDevice_t dev = -1;
+  return stream && device_of && device_of(stream, &dev) == hipSuccess ? dev : HipCurrentDevice();
+}
+
 DeviceAccount* HipAccountOf(int dev) {
   static DeviceAccounts& accounts = *new DeviceAccounts("HIP");
   return accounts.Get(dev, [](int d, std::string* id) {
@@ -79,35 +85,61 @@ const EventOps kHipEvents = {
       static const auto elapsed = RealAs<decltype(&hipEventElapsedTime)>(kHip, "hipEventElapsedTime");
       return elapsed && elapsed(ms, static_cast<hipEvent_t>(start), static_cast<hipEvent_t>(end)) == hipSuccess;
     },
+    [](void* stream, bool per_thread) { return HipCaptureOf(static_cast<hipStream_t>(stream), per_thread) != 0; },
 };
 
-// The process's pacer for these events, looked up once.
-LaunchPacer& PacerHipEvents() {
+}  // namespace
+
+// The process's pacer for HIP's events, looked up once.
+LaunchPacer& HipPacer() {
   static LaunchPacer& pacer = LaunchPacer::For(kHipEvents);
   return pacer;
 }
 
-uint64_t PaceBeforeDevice(int dev, hipStream_t stream) {
+namespace {
+
+LaunchPacer& PacerHipEvents() { return HipPacer(); }
+
+// Runs `call` with device `dev` current (set, then set back); the runtime
+// wants an event and the stream it is recorded on on one device.
+template <typename Call>
+void OnDevice(int dev, int current, Call call) {
+  static const auto set = RealAs<decltype(&hipSetDevice)>(kHip, "hipSetDevice");
+  if (dev == current || !set || set(dev) != hipSuccess) return call();
+  call();
+  set(current);
+}
+
+}  // namespace
+
+// Work on `stream` runs on the stream's device, whichever is current: a
+// stream made while another device was current keeps that device. It is
+// paced by the job's share of that device, with the device current while
+// the pacer records (the null stream is the current device's).
+HipPaced HipPaceBefore(hipStream_t stream) {
   Enforcer& e = Enforcer::Get();
-  if (!e.active()) return 0;
+  if (!e.active()) return HipPaced{0, -1};
+  const int current = HipCurrentDevice();
+  const int dev = stream ? HipStreamDevice(stream) : current;
   DeviceAccount* account = HipAccountOf(dev);
-  return account ? PacerHipEvents().Before(account, stream, false) : 0;
+  if (!account) return HipPaced{0, -1};
+  HipPaced paced{0, dev == current ? -1 : dev};
+  OnDevice(dev, current, [&] { paced.ticket = PacerHipEvents().Before(account, stream, false); });
+  return paced;
 }
 
-uint64_t PaceBefore(hipStream_t stream) { return PaceBeforeDevice(HipCurrentDevice(), stream); }
-
-// Work on `stream` of whichever device the stream belongs to.
-uint64_t PaceBeforeOn(hipStream_t stream) {
-  if (!Enforcer::Get().active()) return 0;
-  static const auto device_of = RealAs<decltype(&hipStreamGetDevice)>(kHip, "hipStreamGetDevice");
-  hipDevice_t dev = -1;
-  if (!device_of || device_of(stream, &dev) != hipSuccess) dev = HipCurrentDevice();
-  return PaceBeforeDevice(dev, stream);
+void HipPaceAfter(const HipPaced& paced, hipError_t rc, hipStream_t stream) {
+  if (!paced.ticket) return;
+  auto after = [&] { PacerHipEvents().After(paced.ticket, rc == hipSuccess, stream, false); };
+  if (paced.device < 0) return after();
+  OnDevice(paced.device, HipCurrentDevice(), after);
 }
 
-void PaceAfter(uint64_t ticket, hipError_t rc, hipStream_t stream) {
-  if (ticket) PacerHipEvents().After(ticket, rc == hipSuccess, stream, false);
-}
+namespace {
+
+using Paced = HipPaced;
+Paced PaceBefore(hipStream_t stream) { return HipPaceBefore(stream); }
+void PaceAfter(const Paced& paced, hipError_t rc, hipStream_t stream) { HipPaceAfter(paced, rc, stream); }
 
 }  // namespace
 }  // namespace interposer
@@ -172,14 +204,14 @@ VGPU_HOOK hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t dev) {
   return rc;
 }
 
-// Work on one stream: paced to the job's share of the current device.
+// Work on one stream: paced to the job's share of the stream's device.
 #define VGPU_HIP_LAUNCH(name, params, args, stream) \
   VGPU_HOOK hipError_t name params {                \
     VGPU_REAL(kHip, name);                          \
     if (!real) return hipErrorNotInitialized;       \
-    const uint64_t ticket = PaceBefore(stream);     \
+    const Paced paced = PaceBefore(stream);         \
     const hipError_t rc = real args;                \
-    PaceAfter(ticket, rc, stream);                  \
+    PaceAfter(paced, rc, stream);                   \
     return rc;                                      \
   }
 #define VGPU_HIP_KERNEL_PARAMS(shared_type) \
@@ -223,16 +255,51 @@ VGPU_HIP_LAUNCH(hipLaunchKernelExC, (const hipLaunchConfig_t* config, const void
                 (config, function, args), config ? config->stream : nullptr)
 VGPU_HIP_LAUNCH(hipDrvLaunchKernelEx, (const HIP_LAUNCH_CONFIG* config, hipFunction_t f, void** params, void** extra),
                 (config, f, params, extra), config ? config->hStream : nullptr)
+// The launch API before hip-clang's <<<>>>: hipConfigureCall pushes a
+// launch's configuration, hipLaunchByPtr pops it and launches through the
+// runtime's internal calls, which no hook sees. The streams configured are
+// kept per thread (as the runtime keeps the configurations) so that the
+// launch is paced on its own; past kConfigDepth nested configurations the
+// oldest are forgotten and such launches paced on the null stream.
+namespace {
+constexpr int kConfigDepth = 16;
+thread_local hipStream_t t_configured[kConfigDepth];
+thread_local int t_configured_depth = 0;
+}  // namespace
+
+VGPU_HOOK hipError_t hipConfigureCall(dim3 grid, dim3 block, size_t shared_bytes, hipStream_t stream) {
+  VGPU_REAL(kHip, hipConfigureCall);
+  if (!real) return hipErrorNotInitialized;
+  const hipError_t rc = real(grid, block, shared_bytes, stream);
+  if (rc != hipSuccess) return rc;
+  if (t_configured_depth == kConfigDepth) {
+    for (int i = 1; i < kConfigDepth; ++i) t_configured[i - 1] = t_configured[i];
+    --t_configured_depth;
+  }
+  t_configured[t_configured_depth++] = stream;
+  return rc;
+}
+
+VGPU_HOOK hipError_t hipLaunchByPtr(const void* function) {
+  VGPU_REAL(kHip, hipLaunchByPtr);
+  if (!real) return hipErrorNotInitialized;
+  hipStream_t stream = t_configured_depth > 0 ? t_configured[--t_configured_depth] : nullptr;
+  const Paced paced = PaceBefore(stream);
+  const hipError_t rc = real(function);
+  PaceAfter(paced, rc, stream);
+  return rc;
+}
+
 // A graph that allocates memory when it runs is admitted against its
 // devices' graph pools first (graph_charges.h).
 #define VGPU_HIP_GRAPH_LAUNCH(name)                                                                \
   VGPU_HOOK hipError_t name(hipGraphExec_t graph, hipStream_t stream) {                            \
     VGPU_REAL(kHip, name);                                                                         \
     if (!real) return hipErrorNotInitialized;                                                      \
-    const uint64_t ticket = PaceBefore(stream);                                                    \
+    const Paced paced = PaceBefore(stream);                                                        \
     hipError_t rc = hipErrorOutOfMemory;                                                           \
     HipGraphCharges().Launch(graph, [&] { return (rc = real(graph, stream)) == hipSuccess; });     \
-    PaceAfter(ticket, rc, stream);                                                                 \
+    PaceAfter(paced, rc, stream);                                                                  \
     return rc;                                                                                     \
   }
 VGPU_HIP_GRAPH_LAUNCH(hipGraphLaunch)
@@ -244,10 +311,10 @@ VGPU_HIP_GRAPH_LAUNCH(hipGraphLaunch_spt)
     VGPU_REAL(kHip, name);                                                          \
     if (!real) return hipErrorNotInitialized;                                       \
     if (!list || count <= 0 || count > 64) return real(list, count, flags);         \
-    uint64_t tickets[64];                                                           \
-    for (Count i = 0; i < count; ++i) tickets[i] = PaceBeforeOn(list[i].stream_field); \
+    Paced paced[64];                                                                \
+    for (Count i = 0; i < count; ++i) paced[i] = PaceBefore(list[i].stream_field);  \
     const hipError_t rc = real(list, count, flags);                                 \
-    for (Count i = 0; i < count; ++i) PaceAfter(tickets[i], rc, list[i].stream_field); \
+    for (Count i = 0; i < count; ++i) PaceAfter(paced[i], rc, list[i].stream_field); \
     return rc;                                                                      \
   }
 VGPU_HIP_MULTI_LAUNCH(hipLaunchCooperativeKernelMultiDevice, hipLaunchParams, int, stream)
@@ -289,6 +356,7 @@ const Hook kHipHooks[] = {
     VGPU_HIP_ENTRY(hipLaunchCooperativeKernelMultiDevice), VGPU_HIP_ENTRY(hipExtLaunchMultiKernelMultiDevice),
     VGPU_HIP_ENTRY(hipModuleLaunchCooperativeKernelMultiDevice), VGPU_HIP_ENTRY(hipGetProcAddress),
     VGPU_HIP_ENTRY(hipLaunchKernelExC), VGPU_HIP_ENTRY(hipDrvLaunchKernelEx),
+    VGPU_HIP_ENTRY(hipConfigureCall),    VGPU_HIP_ENTRY(hipLaunchByPtr),
 };
 const size_t kHipHookCount = sizeof(kHipHooks) / sizeof(kHipHooks[0]);
 

@@ -1,9 +1,11 @@
 // HIP allocation paths beyond hipMalloc's family (hip_hooks.cc): pitched
-// and 3D memory (hipMallocPitch, hipMemAllocPitch, hipMalloc3D), arrays (textures, mipmaps) and virtual memory management.
+// and 3D memory (hipMallocPitch, hipMemAllocPitch, hipMalloc3D), arrays (textures, mipmaps), virtual memory management
+// and the runtime's allocations of a program's __managed__ variables.
 // Each is counted against the job's limit on the current device (a VMM
 // allocation: on its location) and refused past it with
 // hipErrorOutOfMemory, as hipMalloc is.
 #include <algorithm>
+#include <string>
 
 #include "accounting.h"
 #include "enforcer.h"
@@ -48,6 +50,20 @@ uint64_t ElementBytes(hipArray_Format format, unsigned int channels) {
       break;
   }
   return per * AtLeastOne(channels);
+}
+
+// The elements of every level of a mipmapped array: each level halves
+// every dimension, never below 1, except a layered array's layers (its
+// depth), of which every level has all.
+uint64_t MipmapElements(size_t width, size_t height, size_t depth, unsigned int levels, unsigned int flags) {
+  const bool layered = flags & hipArrayLayered;
+  uint64_t elements = 0, w = width, h = AtLeastOne(height), d = AtLeastOne(depth);
+  for (unsigned int l = 0; l < std::max(levels, 1u) && w; ++l) {
+    elements += w * h * d;
+    w = std::max<uint64_t>(w / 2, 1), h = std::max<uint64_t>(h / 2, 1);
+    if (!layered) d = std::max<uint64_t>(d / 2, 1);
+  }
+  return elements;
 }
 
 // A pitched allocation by `call()` of `rows` rows of `width` bytes, whose
@@ -158,21 +174,31 @@ VGPU_HOOK hipError_t hipArray3DCreate(hipArray_t* array, const HIP_ARRAY3D_DESCR
   });
 }
 
-// Every level counts: each halves every dimension, never below 1.
+// Every level counts (MipmapElements).
 VGPU_HOOK hipError_t hipMallocMipmappedArray(hipMipmappedArray_t* array, const hipChannelFormatDesc* desc,
                                              hipExtent e, unsigned int levels, unsigned int flags) {
   VGPU_REAL(kHip, hipMallocMipmappedArray);
   if (!real) return hipErrorNotInitialized;
-  uint64_t elements = 0, w = e.width, h = AtLeastOne(e.height), d = AtLeastOne(e.depth);
-  for (unsigned int l = 0; l < std::max(levels, 1u) && w; ++l) {
-    elements += w * h * d;
-    w = std::max<uint64_t>(w / 2, 1), h = std::max<uint64_t>(h / 2, 1), d = std::max<uint64_t>(d / 2, 1);
-  }
-  return ArrayAlloc(elements, ElementBytes(desc), [&](uint64_t* key) {
+  return ArrayAlloc(MipmapElements(e.width, e.height, e.depth, levels, flags), ElementBytes(desc), [&](uint64_t* key) {
     hipError_t rc = real(array, desc, e, levels, flags);
     if (key && array) *key = Key(*array);
     return rc;
   });
+}
+
+// The runtime makes it as hipMallocMipmappedArray does, on the current
+// device.
+VGPU_HOOK hipError_t hipMipmappedArrayCreate(hipMipmappedArray_t* array, HIP_ARRAY3D_DESCRIPTOR* d,
+                                             unsigned int levels) {
+  VGPU_REAL(kHip, hipMipmappedArrayCreate);
+  if (!real) return hipErrorNotInitialized;
+  if (!d) return real(array, d, levels);
+  return ArrayAlloc(MipmapElements(d->Width, d->Height, d->Depth, levels, d->Flags),
+                    ElementBytes(d->Format, d->NumChannels), [&](uint64_t* key) {
+                      hipError_t rc = real(array, d, levels);
+                      if (key && array) *key = Key(*array);
+                      return rc;
+                    });
 }
 
 #define VGPU_HIP_FREE_ARRAY(name, Type)                 \
@@ -185,7 +211,37 @@ VGPU_HOOK hipError_t hipMallocMipmappedArray(hipMipmappedArray_t* array, const h
   }
 VGPU_HIP_FREE_ARRAY(hipFreeArray, hipArray_t)
 VGPU_HIP_FREE_ARRAY(hipArrayDestroy, hipArray_t)
+// The runtime frees a mipmapped array with either call, however it was made.
 VGPU_HIP_FREE_ARRAY(hipFreeMipmappedArray, hipMipmappedArray_t)
+VGPU_HIP_FREE_ARRAY(hipMipmappedArrayDestroy, hipMipmappedArray_t)
+
+// A __managed__ variable: the program's module constructor registers it,
+// and the runtime allocates it as hipMallocManaged would (but not through
+// it), so it is charged as hipMallocManaged is, for the life of the
+// process. The runtime aborts the process when it cannot allocate one; a
+// variable past the job's limit is instead not registered at all: its
+// pointer stays null and the warning names it.
+VGPU_HOOK void __hipRegisterManagedVar(void* hip_module, void** pointer, void* init_value, const char* name,
+                                       size_t size, unsigned align) {
+  VGPU_REAL(kHip, __hipRegisterManagedVar);
+  if (!real) return;
+  Gate g;
+  const int dev = HipCurrentDevice();
+  if (size > 0 && HipAdmitOn(dev, size, &g) != hipSuccess) {
+    if (pointer) *pointer = nullptr;
+    Enforcer& e = Enforcer::Get();
+    DeviceAccount* account = e.active() ? HipAccountOf(dev) : nullptr;
+    std::string why = "device memory refused";
+    if (account)
+      why = "past job " + std::to_string(e.job_id()) + "'s limit of " +
+            std::to_string(account->held_to().memory_bytes) + " bytes on HIP device " + std::to_string(dev);
+    e.WarnOnce("__managed__ variable " + std::string(name ? name : "(unnamed)") + " of " + std::to_string(size) +
+               " bytes is not allocated (" + why + "): its pointer is null");
+    return;
+  }
+  real(hip_module, pointer, init_value, name, size, align);
+  Settle(g, pointer && *pointer, Kind::kPointer, pointer ? Key(*pointer) : 0);
+}
 
 // Virtual memory management: as CUDA's (cuda_vmm_hooks.cc).
 VGPU_HOOK hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* handle, size_t size,
@@ -265,7 +321,8 @@ const Hook kHipMemoryHooks[] = {
     VGPU_HIP_ENTRY(hipMallocMipmappedArray), VGPU_HIP_ENTRY(hipFreeArray), VGPU_HIP_ENTRY(hipArrayDestroy),
     VGPU_HIP_ENTRY(hipFreeMipmappedArray), VGPU_HIP_ENTRY(hipMemCreate),   VGPU_HIP_ENTRY(hipMemRelease),
     VGPU_HIP_ENTRY(hipMemMap),          VGPU_HIP_ENTRY(hipMemUnmap),       VGPU_HIP_ENTRY(hipMemRetainAllocationHandle),
-    VGPU_HIP_ENTRY(hipDeviceSetLimit),
+    VGPU_HIP_ENTRY(hipDeviceSetLimit),  VGPU_HIP_ENTRY(hipMipmappedArrayCreate),
+    VGPU_HIP_ENTRY(hipMipmappedArrayDestroy), VGPU_HIP_ENTRY(__hipRegisterManagedVar),
 };
 const size_t kHipMemoryHookCount = sizeof(kHipMemoryHooks) / sizeof(kHipMemoryHooks[0]);
 

@@ -1,7 +1,10 @@
 // HIP stream-ordered allocation hooks (hipMallocAsync, hipMallocFromPoolAsync):
-// charged as what their pool reserves, as for CUDA (pool_charges.h). Where
-// the runtime cannot report a pool's size, and when failing closed,
-// allocations are charged one by one.
+// charged as what their pool reserves, as for CUDA (pool_charges.h), to the
+// device the pool is on. Where the runtime cannot report a pool's size, and
+// when failing closed, allocations are charged one by one.
+#include <mutex>
+#include <unordered_map>
+
 #include "accounting.h"
 #include "enforcer.h"
 #include "export.h"
@@ -39,6 +42,53 @@ const PoolOps kHipPools = {
 };
 
 PoolCharges& Charges() { return PoolCharges::For(kHipPools); }
+
+// The device each pool is on. HIP has no call that says: pools made by
+// hipMemPoolCreate are remembered with their location, a device's default
+// pool is found by asking each device (and remembered: it lives as long as
+// the process). Any other pool (imported from another process, which cannot
+// allocate) is taken as the current device's.
+class PoolDevices {
+ public:
+  static PoolDevices& Get() {
+    static PoolDevices* const devices = new PoolDevices();  // never freed: hooks may run at exit
+    return *devices;
+  }
+
+  void Created(void* pool, int dev) {
+    std::lock_guard<std::mutex> hold(lock_);
+    devices_[pool] = dev;
+  }
+  void Destroyed(void* pool) {
+    std::lock_guard<std::mutex> hold(lock_);
+    devices_.erase(pool);
+  }
+
+  int Of(void* pool) {
+    {
+      std::lock_guard<std::mutex> hold(lock_);
+      auto it = devices_.find(pool);
+      if (it != devices_.end()) return it->second;
+    }
+    static const auto count = RealAs<decltype(&hipGetDeviceCount)>(kHip, "hipGetDeviceCount");
+    static const auto default_pool = RealAs<decltype(&hipDeviceGetDefaultMemPool)>(kHip, "hipDeviceGetDefaultMemPool");
+    int n = 0;
+    if (pool && count && default_pool && count(&n) == hipSuccess) {
+      for (int dev = 0; dev < n; ++dev) {
+        hipMemPool_t p = nullptr;
+        if (default_pool(&p, dev) == hipSuccess && p == pool) {
+          Created(pool, dev);
+          return dev;
+        }
+      }
+    }
+    return HipCurrentDevice();
+  }
+
+ private:
+  std::mutex lock_;
+  std::unordered_map<void*, int> devices_;
+};
 
 // A stream-ordered allocation of `bytes` from `pool` on device `dev` by
 // `allocate()`; `stream` is where it is undone.
@@ -83,6 +133,10 @@ bool Captured(hipStream_t stream, int dev, size_t bytes, Allocate allocate, hipE
   if (!Enforcer::Get().active()) return false;
   const uint64_t capture = HipCaptureOf(stream, false);
   if (!capture) return false;
+  if (!HipGraphMemoryAtLaunch()) {
+    *rc = hipErrorNotSupported;
+    return true;
+  }
   *rc = allocate();
   if (*rc == hipSuccess) HipGraphCharges().Captured(capture, dev, bytes);
   return true;
@@ -94,12 +148,12 @@ bool Captured(hipStream_t stream, int dev, size_t bytes, Allocate allocate, hipE
 
 using namespace vgpu::interposer;
 
-// The current device's current pool.
+// The current pool of the stream's device.
 VGPU_HOOK hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t stream) {
   VGPU_REAL(kHip, hipMallocAsync);
   if (!real) return hipErrorNotInitialized;
   static const auto current_pool = RealAs<decltype(&hipDeviceGetMemPool)>(kHip, "hipDeviceGetMemPool");
-  const int dev = HipCurrentDevice();
+  const int dev = Enforcer::Get().active() ? HipStreamDevice(stream) : -1;  // else no device is charged
   hipError_t captured = hipSuccess;
   if (Captured(stream, dev, size, [&] { return real(ptr, size, stream); }, &captured)) return captured;
   hipMemPool_t pool = nullptr;
@@ -115,20 +169,23 @@ VGPU_HOOK hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t stream)
   return PoolAllocate(pool, dev, size, ptr, stream, [&] { return real(ptr, size, stream); });
 }
 
-// Programs allocate from a pool of the current device.
+// On the pool's device, whatever the stream's and the current device.
 VGPU_HOOK hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPool_t pool, hipStream_t stream) {
   VGPU_REAL(kHip, hipMallocFromPoolAsync);
   if (!real) return hipErrorNotInitialized;
-  const int dev = HipCurrentDevice();
+  const int dev = Enforcer::Get().active() ? PoolDevices::Get().Of(pool) : -1;  // else no device is charged
   hipError_t captured = hipSuccess;
   if (Captured(stream, dev, size, [&] { return real(ptr, size, pool, stream); }, &captured)) return captured;
   return PoolAllocate(pool, dev, size, ptr, stream, [&] { return real(ptr, size, pool, stream); });
 }
 
+// A free captured into a graph frees nothing until the graph runs (clr adds
+// a free node), so the charge stays (until the process ends: the graph's
+// free is not seen).
 VGPU_HOOK hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {
   VGPU_REAL(kHip, hipFreeAsync);
   if (!real) return hipErrorNotInitialized;
-  if (!Enforcer::Get().active()) return real(ptr, stream);
+  if (!Enforcer::Get().active() || HipCaptureOf(stream, false)) return real(ptr, stream);
   PoolCharges::Hold hold(Charges());
   hipError_t rc = real(ptr, stream);
   if (rc == hipSuccess && ptr && !Charges().Freed(Key(ptr))) Freed(Kind::kPointer, Key(ptr));
@@ -150,13 +207,28 @@ VGPU_HIP_POOL_SETTLE(hipMemPoolTrimTo, (hipMemPool_t pool, size_t keep), (pool, 
 VGPU_HIP_POOL_SETTLE(hipMemPoolSetAttribute, (hipMemPool_t pool, hipMemPoolAttr attr, void* value),
                      (pool, attr, value))
 
+// A pool holds nothing until something is allocated from it; its device is
+// remembered (PoolDevices).
+VGPU_HOOK hipError_t hipMemPoolCreate(hipMemPool_t* pool, const hipMemPoolProps* props) {
+  VGPU_REAL(kHip, hipMemPoolCreate);
+  if (!real) return hipErrorNotInitialized;
+  hipError_t rc = real(pool, props);
+  if (rc == hipSuccess && pool && props && props->location.type == hipMemLocationTypeDevice &&
+      Enforcer::Get().active())
+    PoolDevices::Get().Created(*pool, props->location.id);
+  return rc;
+}
+
 VGPU_HOOK hipError_t hipMemPoolDestroy(hipMemPool_t pool) {
   VGPU_REAL(kHip, hipMemPoolDestroy);
   if (!real) return hipErrorNotInitialized;
   if (!Enforcer::Get().active()) return real(pool);
   PoolCharges::Hold hold(Charges());
   hipError_t rc = real(pool);
-  if (rc == hipSuccess) Charges().Destroyed(pool);
+  if (rc == hipSuccess) {
+    Charges().Destroyed(pool);
+    PoolDevices::Get().Destroyed(pool);
+  }
   return rc;
 }
 
@@ -167,6 +239,7 @@ namespace interposer {
 const Hook kHipPoolHooks[] = {
     VGPU_HIP_ENTRY(hipMallocAsync),   VGPU_HIP_ENTRY(hipMallocFromPoolAsync), VGPU_HIP_ENTRY(hipFreeAsync),
     VGPU_HIP_ENTRY(hipMemPoolTrimTo), VGPU_HIP_ENTRY(hipMemPoolSetAttribute), VGPU_HIP_ENTRY(hipMemPoolDestroy),
+    VGPU_HIP_ENTRY(hipMemPoolCreate),
 };
 const size_t kHipPoolHookCount = sizeof(kHipPoolHooks) / sizeof(kHipPoolHooks[0]);
 

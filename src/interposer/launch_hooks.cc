@@ -49,13 +49,10 @@ const EventOps kCudaEvents = {
       static const auto elapsed = RealAs<decltype(&cuEventElapsedTime)>(kCuda, "cuEventElapsedTime");
       return elapsed && elapsed(ms, static_cast<CUevent>(start), static_cast<CUevent>(end)) == CUDA_SUCCESS;
     },
+    [](void* stream, bool per_thread) { return CudaCaptureOf(static_cast<CUstream>(stream), per_thread) != 0; },
 };
 
-// The process's pacer for these events, looked up once.
-LaunchPacer& PacerCudaEvents() {
-  static LaunchPacer& pacer = LaunchPacer::For(kCudaEvents);
-  return pacer;
-}
+LaunchPacer& PacerCudaEvents() { return CudaPacer(); }
 
 uint64_t PaceOnCurrent(CUstream stream, bool per_thread, bool* foreign) {
   Enforcer& e = Enforcer::Get();
@@ -110,6 +107,13 @@ void PaceAfter(const Paced& paced, CUresult rc, CUstream stream, bool per_thread
 }
 
 }  // namespace
+
+// The process's pacer for CUDA's events, looked up once.
+LaunchPacer& CudaPacer() {
+  static LaunchPacer& pacer = LaunchPacer::For(kCudaEvents);
+  return pacer;
+}
+
 }  // namespace interposer
 }  // namespace vgpu
 

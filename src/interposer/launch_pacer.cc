@@ -95,6 +95,63 @@ void LaunchPacer::StartCollector() {
   (void)registered;
 }
 
+// An event call is made only while no capture is underway: the flag is
+// read after the call is counted in flight, and CaptureBegan raises the
+// flag before it waits for the calls in flight (sequentially consistent,
+// so one of the two sees the other), so no call overlaps the capture.
+template <typename Call>
+bool LaunchPacer::EventCall(Call call) {
+  in_flight_.fetch_add(1);
+  const bool allowed = capturing_.load() == 0;
+  if (allowed) call();
+  in_flight_.fetch_sub(1);
+  return allowed;
+}
+
+bool LaunchPacer::Record(void* event, void* stream, bool per_thread) {
+  bool ok = false;
+  return EventCall([&] { ok = ops_.record(event, stream, per_thread); }) && ok;
+}
+
+int LaunchPacer::Query(void* event) {
+  int state = -1;
+  EventCall([&] { state = ops_.query(event); });
+  return state;
+}
+
+bool LaunchPacer::Wait(void* event) {
+  bool ok = false;
+  return EventCall([&] { ok = ops_.wait(event); }) && ok;
+}
+
+bool LaunchPacer::Elapsed(float* ms, void* start, void* end) {
+  bool ok = false;
+  return EventCall([&] { ok = ops_.elapsed_ms(ms, start, end); }) && ok;
+}
+
+bool LaunchPacer::CaptureBegan(const void* stream, bool per_thread) {
+  {
+    std::lock_guard<std::mutex> hold(capture_lock_);
+    for (const auto& c : captures_)
+      if (c.first == stream && c.second == per_thread) return false;
+    captures_.emplace_back(stream, per_thread);
+    capturing_.store(captures_.size());
+  }
+  // A wait for an event may be in flight (at most a kernel's time).
+  while (in_flight_.load() != 0) std::this_thread::yield();
+  return true;
+}
+
+void LaunchPacer::CaptureEnded(const void* stream, bool per_thread) {
+  std::lock_guard<std::mutex> hold(capture_lock_);
+  for (auto it = captures_.begin(); it != captures_.end(); ++it)
+    if (it->first == stream && it->second == per_thread) {
+      captures_.erase(it);
+      break;
+    }
+  capturing_.store(captures_.size());
+}
+
 void LaunchPacer::CollectorLoop() {
   std::unique_lock<std::mutex> hold(lock_);
   for (;;) {
@@ -109,7 +166,7 @@ void LaunchPacer::CollectorLoop() {
     else
       wake_.wait(hold, due);
     if (stop_) return;
-    Collect(hold, false);
+    if (!Capturing()) Collect(hold, false);
     const uint64_t now = NowNs();
     for (Stream& st : streams_)
       if (st.unmeasured > 0 && now - st.last_ns >= kCollectEveryNs) ChargeUnmeasured(st);
@@ -133,7 +190,7 @@ void LaunchPacer::Flush() {
   // Each round waits for the oldest launch; a launch not yet returned from
   // the runtime (no end event) cannot be waited for and is left.
   for (size_t rounds = pending_.size(); rounds > 0 && !pending_.empty(); --rounds) {
-    if (!pending_.front().end) break;
+    if (!pending_.front().end || Capturing()) break;
     Collect(hold, true);
   }
   for (Stream& st : streams_) ChargeUnmeasured(st);
@@ -153,21 +210,21 @@ LaunchPacer::Anchor LaunchPacer::AnchorOf(std::unique_lock<std::mutex>& hold, vo
   }
   void* event = TakeEvent(context);
   const uint64_t before = NowNs();
-  if (!event || !ops_.record(event, nullptr, false)) {
+  if (!event || !Record(event, nullptr, false)) {
     GiveEvent(context, event);
     return it != anchors_.end() ? it->second : Anchor();
   }
   Anchor a;
   a.event = event;
   a.made_ns = before;
-  if (ops_.query(event) == 1) {
+  if (Query(event) == 1) {
     // Done at once (the device was idle): it completed within [before, now].
     const uint64_t after = NowNs();
     a.host_ns = before + (after - before) / 2;
     a.precise = after - before < kPreciseWindowNs;
   } else {
     hold.unlock();
-    const bool done = ops_.wait(event);
+    const bool done = Wait(event);
     a.host_ns = NowNs();
     hold.lock();
     if (!done) {
@@ -210,25 +267,25 @@ void LaunchPacer::Collect(std::unique_lock<std::mutex>& hold, bool wait_oldest) 
   if (wait_oldest && !pending_.empty() && pending_.front().end) {
     void* oldest = pending_.front().end;
     hold.unlock();  // no lock across a driver call that blocks
-    ops_.wait(oldest);
+    Wait(oldest);
     hold.lock();
   }
   for (auto it = pending_.begin(); it != pending_.end();) {
-    if (!it->end || ops_.query(it->end) != 1) {
+    if (!it->end || Query(it->end) != 1) {
       ++it;
       continue;
     }
     float from = 0, to = 0;
     uint64_t took = 0;
-    if (it->anchor.event && ops_.elapsed_ms(&from, it->anchor.event, it->start) &&
-        ops_.elapsed_ms(&to, it->anchor.event, it->end)) {
+    if (it->anchor.event && Elapsed(&from, it->anchor.event, it->start) &&
+        Elapsed(&to, it->anchor.event, it->end)) {
       auto host = [&](float ms) {
         const double ns = static_cast<double>(it->anchor.host_ns) + static_cast<double>(ms) * 1e6;
         return ns > 0 ? static_cast<uint64_t>(ns) : 0;
       };
       ChargeInterval(it->device, host(from), host(to));
       took = host(to) > host(from) ? host(to) - host(from) : 0;
-    } else if (ops_.elapsed_ms(&to, it->start, it->end) && to > 0) {
+    } else if (Elapsed(&to, it->start, it->end) && to > 0) {
       took = static_cast<uint64_t>(static_cast<double>(to) * 1e6);
       ChargeBusy(it->device, took);
     }
@@ -295,10 +352,13 @@ uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_threa
   const bool paced = share < 1.0;
   void* context = ops_.current();
   if (!context) return 0;
+  const bool quiet = Capturing();  // no event calls (see the top)
+  if (quiet && ops_.capturing && ops_.capturing(stream, per_thread)) return 0;
 
   uint64_t now = NowNs();
   std::unique_lock<std::mutex> hold(lock_);
-  if (pending_.size() >= kMaxInFlight || (!pending_.empty() && now - last_collect_ns_ >= kCollectInlineEveryNs)) {
+  if (!quiet && (pending_.size() >= kMaxInFlight ||
+                 (!pending_.empty() && now - last_collect_ns_ >= kCollectInlineEveryNs))) {
     Collect(hold, false);
     // Still full: wait for the oldest rather than queue further ahead.
     if (pending_.size() >= kMaxInFlight) Collect(hold, true);
@@ -309,7 +369,7 @@ uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_threa
     hold.unlock();
     SleepNs(std::min(delay, kMaxSleepNs));
     hold.lock();
-    Collect(hold, false);
+    if (!quiet) Collect(hold, false);
     now = NowNs();
   }
   const size_t i = StreamOf(context, stream, per_thread, device);
@@ -321,13 +381,13 @@ uint64_t LaunchPacer::Before(DeviceAccount* device, void* stream, bool per_threa
   // to it, and unmeasured launches are not bounded by kMaxInFlight, so
   // long ones must be (or queued work would run far ahead of its charge).
   const bool tiny = st.average_known && st.average_ns < kSampleBelowNs;
-  if (dense && tiny && !Sample()) {
+  if (quiet || (dense && tiny && !Sample())) {
     ++st.unmeasured;
     return 0;
   }
   const Anchor anchor = AnchorOf(hold, context, now);
   void* start = TakeEvent(context);
-  if (!start || !ops_.record(start, stream, per_thread)) {
+  if (!start || !Record(start, stream, per_thread)) {
     GiveEvent(context, start);
     if (start && foreign) *foreign = true;  // a stream of another context, say
     return 0;
@@ -347,7 +407,7 @@ void LaunchPacer::After(uint64_t ticket, bool launched, void* stream, bool per_t
                 : std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.ticket == ticket; });
   if (it == pending_.end()) return;
   void* end = launched ? TakeEvent(it->context) : nullptr;
-  if (end && ops_.record(end, stream, per_thread)) {
+  if (end && Record(end, stream, per_thread)) {
     it->end = end;
     wake_.notify_one();
     return;
@@ -372,6 +432,10 @@ void LaunchPacer::AfterForkInChild() {
   last_anchor_context_ = nullptr;
   last_collect_ns_ = 0;
   random_ = 0;
+  // A capture is the parent's (the runtimes do not survive fork).
+  new (&capture_lock_) std::mutex();
+  captures_.clear();
+  capturing_.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace interposer

@@ -30,6 +30,18 @@
 // killed is charged too; at exit (atexit) and before exec every
 // outstanding launch is waited for and charged.
 //
+// Stream capture (CUDA and HIP graphs, AscendCL's model-RI capture): a
+// launch into a stream in capture is not work, it becomes part of a graph,
+// paced when the graph is launched; so it is neither paced nor charged.
+// While any capture is underway in the process the runtimes forbid what
+// the pacer does with events (querying or waiting for one in global
+// capture mode, from any thread; recording one on the legacy stream): that
+// would invalidate the program's capture. So from the capture hooks'
+// CaptureBegan (before the runtime begins the capture, once the event
+// calls in flight are done) to the last CaptureEnded the pacer makes no
+// event call at all: other streams' launches still wait as the bucket demands, and are
+// charged at their streams' averages, as unmeasured ones are.
+//
 // What this cannot see: time another context takes on the device between
 // the two events counts against this job (conservative under contention),
 // a launch not measured is charged what its stream's measured ones took
@@ -39,11 +51,13 @@
 #ifndef VGPU_INTERPOSER_LAUNCH_PACER_H_
 #define VGPU_INTERPOSER_LAUNCH_PACER_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "enforcer.h"
@@ -62,6 +76,9 @@ struct EventOps {
   int (*query)(void* event);  // 1 completed, 0 not yet, -1 error
   bool (*wait)(void* event);
   bool (*elapsed_ms)(float* ms, void* start, void* end);
+  // Whether launches into `stream` are being captured (asked only while a
+  // capture is underway).
+  bool (*capturing)(void* stream, bool per_thread);
 };
 
 class LaunchPacer {
@@ -88,6 +105,13 @@ class LaunchPacer {
   void After(uint64_t ticket, bool launched, void* stream, bool per_thread);
 
   void AfterForkInChild();
+
+  // A capture of `stream` is about to begin (before the runtime is asked:
+  // returns once no event call is in flight; false if it was known to be
+  // underway already), or ended or failed to begin.
+  bool CaptureBegan(const void* stream, bool per_thread);
+  void CaptureEnded(const void* stream, bool per_thread);
+  bool Capturing() const { return capturing_.load(std::memory_order_relaxed) > 0; }
 
   // Waits for and charges every outstanding launch of every pacer (at exit,
   // before exec). Cheap when nothing was ever paced.
@@ -150,6 +174,14 @@ class LaunchPacer {
   std::vector<void*>& SpareOf(void* context);
   void* TakeEvent(void* context);
   void GiveEvent(void* context, void* event);
+  // The runtime's event calls, made only while no capture is underway
+  // (else they fail: query -1, the others false).
+  template <typename Call>
+  bool EventCall(Call call);
+  bool Record(void* event, void* stream, bool per_thread);
+  int Query(void* event);
+  bool Wait(void* event);
+  bool Elapsed(float* ms, void* start, void* end);
   // Starts the collector thread if it is not running (lock_ held).
   void StartCollector();
   void CollectorLoop();
@@ -173,6 +205,11 @@ class LaunchPacer {
   std::condition_variable wake_;  // something is pending, or stop
   std::thread* collector_ = nullptr;  // never freed: may outlive exit's destructors
   bool stop_ = false;
+
+  std::mutex capture_lock_;  // captures_
+  std::vector<std::pair<const void*, bool>> captures_;  // streams in capture
+  std::atomic<size_t> capturing_{0};  // captures_.size(), read without the lock
+  std::atomic<int> in_flight_{0};     // event calls being made
 };
 
 }  // namespace interposer

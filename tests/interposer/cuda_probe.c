@@ -9,6 +9,7 @@
  *   pitch WIDTH HEIGHT                                             -> "pitch RC PITCH"
  *   array W H | array3d W H D  (1-channel float)                   -> "<cmd> RC"
  *   mipmap W H LEVELS       cuMipmappedArrayCreate (float)          -> "mipmap RC"
+ *   mipmapl W H LAYERS LEVELS  the same, layered                   -> "mipmapl RC"
  *   v1alloc BYTES           cuMemAlloc, the v1 (32-bit) entry point -> "v1alloc RC"
  *   setlimit stack|printf|heap VALUE  cuCtxSetLimit                 -> "setlimit RC"
  *   free                    frees the newest allocation still held -> "free RC"
@@ -62,9 +63,13 @@
  *   gaddnode BYTES          the same through cuGraphAddNode         -> "gaddnode RC"
  *   gchild                  a new graph with the current one moved in as
  *                           a child graph (cuGraphAddNode), now current -> "gchild RC"
- *   capture | endcapture    cuStreamBeginCapture / cuStreamEndCapture of
- *                           a stream that async and pool then use; the
- *                           captured graph becomes current        -> "<cmd> RC"
+ *   capture | endcapture    cuStreamBeginCapture (global mode) /
+ *                           cuStreamEndCapture of a stream that async,
+ *                           pool and klaunch then use; the captured graph
+ *                           becomes current                        -> "<cmd> RC"
+ *   afree                   cuMemFreeAsync of the newest allocation on it -> "afree RC"
+ *   klaunch N               N launches of a 500 us kernel on that stream
+ *                           (the legacy one outside a capture)     -> "klaunch RC"
  *   ginst flags|old|v2|params|upload  instantiates the current graph with
  *                           cuGraphInstantiateWithFlags, cuGraphInstantiate,
  *                           _v2, WithParams, or WithParams and the
@@ -227,6 +232,15 @@ static int graph_command(const char* c, const char* a1, int* i) {
     if (rc == CUDA_SUCCESS) rc = cuGraphAddNode(&node, parent, NULL, 0, &params);
     if (rc == CUDA_SUCCESS) graph = parent;
     printf("gchild %d\n", rc);
+  } else if (!strcmp(c, "afree")) {
+    held_t h;
+    printf("afree %d\n", take(&h) ? cuMemFreeAsync(h.key, stream) : -1);
+  } else if (!strcmp(c, "klaunch")) {
+    unsigned long n = num(a1);
+    rc = work_load("busy_500us");
+    for (unsigned long k = 0; k < n && rc == CUDA_SUCCESS; ++k)
+      rc = cuLaunchKernel(work_function, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL);
+    printf("klaunch %d\n", rc), ++*i;
   } else if (!strcmp(c, "capture")) {
     stream = (CUstream)(uintptr_t)0x5;
     printf("capture %d\n", cuStreamBeginCapture_v2(stream, 0));
@@ -356,6 +370,11 @@ int main(int argc, char** argv) {
       CUmipmappedArray m = NULL;
       rc = cuMipmappedArrayCreate(&m, &d, (unsigned int)num(a3));
       allocated(c, rc, HELD_MIPMAP, (uintptr_t)m), i += 3;
+    } else if (!strcmp(c, "mipmapl")) {
+      CUDA_ARRAY3D_DESCRIPTOR d = {num(a1), num(a2), num(a3), CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED};
+      CUmipmappedArray m = NULL;
+      rc = cuMipmappedArrayCreate(&m, &d, (unsigned int)num(arg(argc, argv, i + 4)));
+      allocated(c, rc, HELD_MIPMAP, (uintptr_t)m), i += 4;
     } else if (!strcmp(c, "setlimit")) {
       CUlimit l = !strcmp(a1, "stack") ? CU_LIMIT_STACK_SIZE : !strcmp(a1, "printf") ? CU_LIMIT_PRINTF_FIFO_SIZE
                                                                                    : CU_LIMIT_MALLOC_HEAP_SIZE;

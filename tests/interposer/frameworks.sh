@@ -80,6 +80,62 @@ t_graph_upload_is_admitted() {
 		"proc 0 libvgpu|proc 0 libvgpu"
 }
 
+# Stream capture (PyTorch's torch.cuda.graph, in CUDA's strictest, global
+# mode): launches on a capturing stream do not run, and while a capture is
+# underway the driver forbids querying or waiting for events (from any
+# thread) and recording one on the legacy stream; any of these invalidates
+# the program's capture. Before, the pacer's events did both, so a job at
+# a fractional share could not capture a graph at all.
+t_stream_capture_survives_pacing() {
+	local id out
+	id=$(vgpu_job $GIB) || fail "job setup" # 10 shares
+	expect "the stub driver without libvgpu: kernels captured in global mode, graph instantiated and run" \
+		"$(lines "$(probe "" -- init capture klaunch 20 endcapture ginst flags glaunch)")" \
+		"init 0|capture 0|klaunch 0|endcapture 0|ginst 0|glaunch 0"
+	expect "the stub driver enforces the capture rules: a synchronisation invalidates the capture" \
+		"$(lines "$(probe "" -- init capture sync endcapture)")" \
+		"init 0|capture 0|sync 900|endcapture 901"
+	expect "in a job at 10 shares: 20 kernels captured, the capture survives the pacer" \
+		"$(lines "$(probe "$id" -- init capture klaunch 20 endcapture ginst flags glaunch)")" \
+		"init 0|capture 0|klaunch 0|endcapture 0|ginst 0|glaunch 0"
+	expect "kernels launched just before the capture, still pending, do not break it either" \
+		"$(lines "$(probe "$id" -- init klaunch 2 capture klaunch 2 endcapture)")" \
+		"init 0|klaunch 0|capture 0|klaunch 0|endcapture 0"
+	out=$(probe "$id" -- init capture klaunch 4 endcapture work 0.6 5000 kernel | grep ^work)
+	[ "$(busy "$out")" -ge 3 ] && [ "$(busy "$out")" -le 25 ] ||
+		fail "after the capture ended, kernels at 10 shares kept the device $(busy "$out") % busy ($out)"
+	id=$(acl_job $GIB) || fail "job setup"
+	expect "AscendCL: the stub runtime enforces the capture rules (507903: invalidated)" \
+		"$(lines "$(env LD_PRELOAD= "$ACL_PROBE" init capture sync endcapture)")" \
+		"init 0|capture 0|sync 507099|endcapture 507903"
+	expect "AscendCL in a job at 10 shares: 20 kernels captured into a model RI (torch_npu's NPUGraph), replayed" \
+		"$(lines "$(acl_probe "$id" -- init klaunch 2 capture klaunch 20 endcapture rirun)")" \
+		"init 0|klaunch 0|capture 0|klaunch 0|endcapture 0|rirun 0"
+	id=$(dcu_job $GIB) || fail "job setup"
+	expect "HIP: the stub runtime enforces the capture rules" \
+		"$(lines "$(env LD_PRELOAD= "$HIP_PROBE" init capture sync endcapture)")" \
+		"init 0|capture 0|sync 900|endcapture 901"
+	expect "HIP in a job at 10 shares: 20 kernels captured, the capture survives the pacer" \
+		"$(lines "$(hip_probe "$id" -- init capture klaunch 20 endcapture ginst flags glaunch)")" \
+		"init 0|capture 0|klaunch 0|endcapture 0|ginst 0|glaunch 0"
+	out=$(hip_probe "$id" -- init capture klaunch 4 endcapture work 0.6 5000 module | grep ^work)
+	[ "$(busy "$out")" -ge 3 ] && [ "$(busy "$out")" -le 25 ] ||
+		fail "HIP: after the capture ended, kernels at 10 shares kept the device $(busy "$out") % busy ($out)"
+}
+
+# HIP work runs on its stream's device, whichever device is current (a
+# stream keeps the device it was made on): it is paced by the job's share of
+# that device. Before, it was paced by the current device's share.
+t_hip_launches_paced_on_the_streams_device() {
+	local id out
+	out=$(env LD_PRELOAD= "$HIP_PROBE" init stream 1 work 0.6 5000 onstream | grep ^work)
+	[ "$(busy "$out")" -ge 80 ] || fail "the stub runtime without libvgpu kept device 1 only $(busy "$out") % busy ($out)"
+	id=$(limits_job "$DCU0,$GIB,100,100,dcu" "$DCU1,$GIB,10,100,dcu") || fail "job setup"
+	out=$(hip_probe "$id" -- init stream 1 work 0.6 5000 onstream | grep ^work)
+	[ "$(busy "$out")" -ge 3 ] && [ "$(busy "$out")" -le 25 ] ||
+		fail "kernels on device 1's stream at 10 shares, device 0 (whole) current, kept it $(busy "$out") % busy ($out)"
+}
+
 # NCCL's NVLink SHARP buffers: memory made by cuMemCreate is bound to a
 # multicast object, which holds it as a mapping does. Before, a job could
 # bind, unmap and release, get its charge back and keep the memory.
@@ -105,7 +161,7 @@ t_multicast_binding_keeps_memory_charged() {
 # PyTorch's cudaMallocAsync backend under CUDA graph capture: stream-ordered
 # allocations on a capturing stream become allocation nodes of the graph.
 t_captured_allocations_are_charged_at_launch() {
-	local id m=$((800 * 1048576)) cmd
+	local id id2 m=$((800 * 1048576)) cmd
 	id=$(vgpu_job $GIB) || fail "job setup"
 	for cmd in async async_ptsz pool pool_ptsz; do
 		expect "$cmd in capture: nothing charged while capturing, the launch is" \
@@ -115,6 +171,13 @@ t_captured_allocations_are_charged_at_launch() {
 			"$(lines "$(probe "$id" -- init capture $cmd $m $cmd $m endcapture ginst flags glaunch alloc $m)")" \
 			"init 0|capture 0|$cmd 0|$cmd 0|endcapture 0|ginst 0|glaunch 2|alloc 0"
 	done
+	expect "a free captured into a graph frees nothing until the graph runs: still charged" \
+		"$(lines "$(probe "$id" -- init alloc $m capture afree endcapture alloc $m)")" \
+		"init 0|alloc 0|capture 0|afree 0|endcapture 0|alloc 2"
+	id2=$(dcu_job $GIB) || fail "job setup"
+	expect "HIP: a free captured into a graph frees nothing until the graph runs: still charged" \
+		"$(lines "$(hip_probe "$id2" -- init alloc $m capture afree endcapture alloc $m)")" \
+		"init 0|alloc 0|capture 0|afree 0|endcapture 0|alloc 2"
 	expect "after the capture, stream-ordered allocations are charged as before" \
 		"$(lines "$(probe "$id" -- init capture async $m endcapture async $m async $m)")" \
 		"init 0|capture 0|async 0|endcapture 0|async 0|async 2"
@@ -140,6 +203,15 @@ t_hip_graph_memory_is_charged_at_launch() {
 			"$(lines "$(hip_probe "$id" -- init capture $cmd $m endcapture alloc $m free ginst flags glaunch alloc $m)")" \
 			"init 0|capture 0|$cmd 0|endcapture 0|alloc 0|free 0|ginst 0|glaunch 0|alloc 2"
 	done
+	for cmd in gchild gaddchild gclone; do
+		expect "$cmd: a graph allocating 2 GiB, cloned, is refused at launch" \
+			"$(lines "$(hip_probe "$id" -- init gnode $((2 * GIB)) $cmd ginst flags glaunch alloc $m)")" \
+			"init 0|gnode 0|$cmd 0|ginst 0|glaunch 2|alloc 0"
+	done
+	expect "HIP_MEM_POOL_USE_VM=0 (clr then allocates when the node is made): allocation nodes refused in a job" \
+		"$(lines "$(in_job "$id" env HIP_MEM_POOL_USE_VM=0 LD_PRELOAD="$LIB" "$HIP_PROBE" init gnode $m gaddnode $m capture async $m endcapture 2>"$WORK/stderr")")" \
+		"init 0|gnode 801|gaddnode 801|capture 0|async 801|endcapture 0"
+	grep -q "HIP_MEM_POOL_USE_VM=0" "$WORK/stderr" || fail "no warning naming HIP_MEM_POOL_USE_VM on stderr"
 	expect "hipGetProcAddress hands out the graph hooks" \
 		"$(lines "$(hip_probe "$id" -- init proc hipGraphAddMemAllocNode 0 proc hipGraphInstantiateWithFlags 0 proc hipStreamEndCapture 2)")" \
 		"init 0|proc 0 libvgpu|proc 0 libvgpu|proc 0 libvgpu"
@@ -206,4 +278,4 @@ t_acl_model_loads_are_charged() {
 
 FRAMEWORK_TESTS=(acl_model_loads_are_charged kernels_on_another_contexts_stream_are_paced graph_memory_is_charged_at_launch captured_allocations_are_charged_at_launch
 	hip_graph_memory_is_charged_at_launch aclnn_operators_are_paced graph_upload_is_admitted
-	multicast_binding_keeps_memory_charged)
+	multicast_binding_keeps_memory_charged stream_capture_survives_pacing hip_launches_paced_on_the_streams_device)

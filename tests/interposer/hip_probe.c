@@ -21,6 +21,28 @@
  *                           hipArrayCreate, hipArray3DCreate (one
  *                           32-bit float channel)                   -> "<cmd> RC"
  *   mipmap W H LEVELS       hipMallocMipmappedArray (float)         -> "mipmap RC"
+ *   mipmap3d W H D LEVELS FLAGS | mipmapcreate W H D LEVELS FLAGS
+ *                           hipMallocMipmappedArray with a depth and
+ *                           flags (1: layered), hipMipmappedArrayCreate
+ *                           (float; `free` frees it with
+ *                           hipMipmappedArrayDestroy)               -> "<cmd> RC"
+ *   mmfree destroy|free     frees the newest allocation held with
+ *                           hipMipmappedArrayDestroy or
+ *                           hipFreeMipmappedArray, however it was made -> "mmfree RC"
+ *   managedvar NAME BYTES   __hipRegisterManagedVar of a variable NAME
+ *                           (what a module constructor does for a
+ *                           __managed__ variable); whether the runtime
+ *                           set its pointer                        -> "managedvar set|null"
+ *   sym NAME                dlsym of NAME in libamdhip64.so: which
+ *                           library the function is in              -> "sym libvgpu|libamdhip64|none"
+ *   stream ORDINAL          hipStreamCreate on device ORDINAL (then
+ *                           back to the device of `init`): the stream
+ *                           async and pool use from then on         -> "stream RC"
+ *   devpool ORDINAL BYTES   hipMallocFromPoolAsync from device ORDINAL's
+ *                           default pool                           -> "devpool RC"
+ *   mkpool ORDINAL | frompool BYTES
+ *                           hipMemPoolCreate on device ORDINAL;
+ *                           hipMallocFromPoolAsync from that pool   -> "<cmd> RC"
  *   vmap BYTES | vrelease | vunmap | vfree
  *                           as cuda_probe's, with hipMemCreate,
  *                           hipMemMap, hipMemUnmap, hipMemRelease   -> "<cmd> RC"
@@ -41,7 +63,9 @@
  *                           others of work_launch), synchronising after
  *                           each                                    -> "work N BUSY_MS WALL_MS"
  *   hold                    prints "hold", sleeps until killed
- *   gnode BYTES | gaddnode BYTES | capture | endcapture
+ *   gnode BYTES | gaddnode BYTES | capture | endcapture | klaunch N | afree
+ *   | gchild | gaddchild | gclone (a new graph with the current one cloned in
+ *     by hipGraphAddChildGraphNode or hipGraphAddNode, or a clone; now current)
  *   | ginst flags|old|params|upload | gupload | glaunch | gdestroy | gtrim
  *                           graphs that allocate memory, as cuda_probe's
  *                           (hipGraphAddMemAllocNode, hipGraphAddNode,
@@ -61,7 +85,7 @@
 #include "probe_common.h"
 
 /* held_t kinds: which call frees the pointer. */
-enum { HELD_PTR, HELD_ASYNC, HELD_ARRAY, HELD_ARRAY_DESTROY, HELD_MIPMAP };
+enum { HELD_PTR, HELD_ASYNC, HELD_ARRAY, HELD_ARRAY_DESTROY, HELD_MIPMAP, HELD_MIPMAP_DESTROY };
 
 static const hipChannelFormatDesc kFloat = {32, 0, 0, 0, hipChannelFormatKindFloat};
 
@@ -93,6 +117,8 @@ static int vmm_release(uint64_t h) { return hipMemRelease((hipMemGenericAllocati
 static const vmm_api vmm = {vmm_reserve, vmm_create, vmm_map, vmm_unmap, vmm_release, NULL};
 
 static const char* where(void* fn);
+static int work_load(const char* name);
+static hipFunction_t work_function;
 
 /* The graph commands' state, as cuda_probe's. */
 static hipGraph_t graph;
@@ -115,6 +141,28 @@ static int graph_command(const char* c, const char* a1, int* i) {
       rc = !strcmp(c, "gnode") ? hipGraphAddMemAllocNode(&node, graph, NULL, 0, &params.alloc)
                                : hipGraphAddNode(&node, graph, NULL, 0, &params);
     allocated(c, rc, HELD_ASYNC, (uintptr_t)params.alloc.dptr), ++*i;
+  } else if (!strcmp(c, "gchild") || !strcmp(c, "gaddchild") || !strcmp(c, "gclone")) {
+    hipGraph_t made = NULL;
+    hipGraphNode_t node;
+    hipGraphNodeParams params;
+    memset(&params, 0, sizeof(params));
+    params.type = hipGraphNodeTypeGraph;
+    params.graph.graph = graph;
+    if (!strcmp(c, "gclone")) rc = hipGraphClone(&made, graph);
+    else if ((rc = hipGraphCreate(&made, 0)) == hipSuccess)
+      rc = !strcmp(c, "gchild") ? hipGraphAddChildGraphNode(&node, made, NULL, 0, graph)
+                                : hipGraphAddNode(&node, made, NULL, 0, &params);
+    if (rc == hipSuccess) graph = made;
+    printf("%s %d\n", c, rc);
+  } else if (!strcmp(c, "afree")) {
+    held_t h;
+    printf("afree %d\n", take(&h) ? hipFreeAsync((void*)(uintptr_t)h.key, stream) : -1);
+  } else if (!strcmp(c, "klaunch")) {
+    unsigned long n = num(a1);
+    rc = work_load("busy_500us");
+    for (unsigned long k = 0; k < n && rc == hipSuccess; ++k)
+      rc = hipModuleLaunchKernel(work_function, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL);
+    printf("klaunch %d\n", rc), ++*i;
   } else if (!strcmp(c, "capture")) {
     stream = (hipStream_t)(uintptr_t)0x5;
     printf("capture %d\n", hipStreamBeginCapture(stream, 0));
@@ -146,6 +194,65 @@ static int graph_command(const char* c, const char* a1, int* i) {
   }
   return 1;
 }
+static hipMemPool_t created_pool; /* of mkpool */
+
+/* The commands of memory paths beyond the plain ones (see the top): 1 if
+ * `c` is one of them. */
+static int path_command(const char* c, int argc, char** argv, int* i) {
+  const char *a1 = arg(argc, argv, *i + 1), *a2 = arg(argc, argv, *i + 2), *a3 = arg(argc, argv, *i + 3),
+             *a4 = arg(argc, argv, *i + 4), *a5 = arg(argc, argv, *i + 5);
+  hipError_t rc;
+  void* p = NULL;
+  if (!strcmp(c, "mipmap3d") || !strcmp(c, "mipmapcreate")) {
+    hipMipmappedArray_t mm = NULL;
+    unsigned int levels = (unsigned)num(a4), flags = (unsigned)num(a5);
+    if (!strcmp(c, "mipmap3d")) {
+      rc = hipMallocMipmappedArray(&mm, &kFloat, (hipExtent){num(a1), num(a2), num(a3)}, levels, flags);
+    } else {
+      HIP_ARRAY3D_DESCRIPTOR d = {num(a1), num(a2), num(a3), HIP_AD_FORMAT_FLOAT, 1, flags};
+      rc = hipMipmappedArrayCreate(&mm, &d, levels);
+    }
+    allocated(c, rc, !strcmp(c, "mipmap3d") ? HELD_MIPMAP : HELD_MIPMAP_DESTROY, (uintptr_t)mm), *i += 5;
+  } else if (!strcmp(c, "mmfree")) {
+    held_t h;
+    ++*i;
+    if (!take(&h)) return 1;
+    hipMipmappedArray_t mm = (hipMipmappedArray_t)(uintptr_t)h.key;
+    printf("mmfree %d\n", !strcmp(a1, "destroy") ? hipMipmappedArrayDestroy(mm) : hipFreeMipmappedArray(mm));
+  } else if (!strcmp(c, "managedvar")) {
+    static char init[64];
+    __hipRegisterManagedVar(NULL, &p, init, a1, num(a2), 0);
+    printf("managedvar %s\n", p ? "set" : "null"), *i += 2;
+  } else if (!strcmp(c, "sym")) {
+    void* h = dlopen("libamdhip64.so", RTLD_NOW);
+    printf("sym %s\n", where(h ? dlsym(h, a1) : NULL)), ++*i;
+  } else if (!strcmp(c, "stream")) {
+    int ordinal = (int)num(a1);
+    rc = hipSetDevice(ordinal);
+    if (rc == hipSuccess) rc = hipStreamCreate(&stream);
+    hipSetDevice(device);
+    printf("stream %d\n", rc), ++*i;
+  } else if (!strcmp(c, "devpool")) {
+    hipMemPool_t pool = NULL;
+    rc = hipDeviceGetDefaultMemPool(&pool, (int)num(a1));
+    if (rc == hipSuccess) rc = hipMallocFromPoolAsync(&p, num(a2), pool, stream);
+    allocated(c, rc, HELD_ASYNC, (uintptr_t)p), *i += 2;
+  } else if (!strcmp(c, "mkpool")) {
+    hipMemPoolProps props;
+    memset(&props, 0, sizeof(props));
+    props.allocType = hipMemAllocationTypePinned;
+    props.location.type = hipMemLocationTypeDevice;
+    props.location.id = (int)num(a1);
+    printf("mkpool %d\n", hipMemPoolCreate(&created_pool, &props)), ++*i;
+  } else if (!strcmp(c, "frompool")) {
+    rc = hipMallocFromPoolAsync(&p, num(a1), created_pool, stream);
+    allocated(c, rc, HELD_ASYNC, (uintptr_t)p), ++*i;
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
 /* After an allocation found through `fn`: "<cmd> RC LIBRARY". */
 static void allocated_where(const char* c, int rc, uintptr_t p, void* fn) {
   if (rc == hipSuccess) keep(HELD_PTR, p);
@@ -167,8 +274,6 @@ static const char* where(void* fn) {
 unsigned long long vgpu_stub_hip_busy_ns(void);
 hipGraphExec_t vgpu_stub_hip_graph(unsigned int duration_us);
 
-static hipFunction_t work_function;
-
 static int work_load(const char* name) {
   hipModule_t mod;
   hipError_t rc = hipModuleLoadData(&mod, "stub");
@@ -183,7 +288,11 @@ static int work_load(const char* name) {
  * miopen (hipExtModuleLaunchKernel, MIOpen's path), hcc, graph_spt, and
  * the multi-device forms with one entry: multi, extmulti, mmulti, and the
  * configured ones (ROCm 6.2+): exc (hipLaunchKernelExC), drvex
- * (hipDrvLaunchKernelEx). */
+ * (hipDrvLaunchKernelEx), byptr (hipConfigureCall + hipLaunchByPtr,
+ * before hip-clang), onstream (hipModuleLaunchKernel on the stream of
+ * `stream N`), and memset, d2d, h2d (hipMemsetAsync, hipMemcpyAsync device
+ * to device and host to device of US x 1000 bytes: blit kernels of US
+ * microseconds on the stub's device, or none for h2d). */
 static int work_launch(const char* mode, unsigned int us) {
   hipFunction_t f = work_function;
   const void* fp = (const void*)f;
@@ -211,10 +320,29 @@ static int work_launch(const char* mode, unsigned int us) {
     HIP_LAUNCH_CONFIG c = {1, 1, 1, 1, 1, 1, 0, NULL, NULL, 0};
     return hipDrvLaunchKernelEx(&c, f, NULL, NULL);
   }
+  if (!strcmp(mode, "memset") || !strcmp(mode, "d2d") || !strcmp(mode, "h2d")) {
+    static char host[1];
+    void* buf = (void*)(uintptr_t)0x1000; /* the stub moves no byte */
+    size_t bytes = (size_t)us * 1000;      /* its blits run at 1 GB/s */
+    if (!strcmp(mode, "memset")) return hipMemsetAsync(buf, 0, bytes, NULL);
+    return hipMemcpyAsync(buf, !strcmp(mode, "d2d") ? buf : host, bytes,
+                          !strcmp(mode, "d2d") ? hipMemcpyDeviceToDevice : hipMemcpyHostToDevice, NULL);
+  }
+  if (!strcmp(mode, "onstream")) return hipModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL);
+  if (!strcmp(mode, "byptr")) {
+    hipError_t rc = hipConfigureCall(one, one, 0, NULL);
+    return rc == hipSuccess ? hipLaunchByPtr(fp) : rc;
+  }
   return hipLaunchKernel(fp, one, one, NULL, 0, NULL);
 }
 
-static const probe_api api = {work_load, work_launch, hipDeviceSynchronize, vgpu_stub_hip_busy_ns};
+/* The current device, and the stream of `stream` (onstream's). */
+static int work_sync(void) {
+  hipError_t rc = hipDeviceSynchronize();
+  return rc == hipSuccess && stream ? hipStreamSynchronize(stream) : rc;
+}
+
+static const probe_api api = {work_load, work_launch, work_sync, vgpu_stub_hip_busy_ns};
 
 
 int main(int argc, char** argv) {
@@ -298,6 +426,7 @@ int main(int argc, char** argv) {
       allocated(c, rc, HELD_PTR, (uintptr_t)p), ++i;
     } else if (vmm_command(&vmm, argc, argv, &i)) {
     } else if (graph_command(c, a1, &i)) {
+    } else if (path_command(c, argc, argv, &i)) {
     } else if (!strcmp(c, "free")) {
       held_t h;
       if (!take(&h)) continue;
@@ -306,6 +435,7 @@ int main(int argc, char** argv) {
            : h.kind == HELD_ARRAY         ? hipFreeArray((hipArray_t)p)
            : h.kind == HELD_ARRAY_DESTROY ? hipArrayDestroy((hipArray_t)p)
            : h.kind == HELD_MIPMAP        ? hipFreeMipmappedArray((hipMipmappedArray_t)p)
+           : h.kind == HELD_MIPMAP_DESTROY ? hipMipmappedArrayDestroy((hipMipmappedArray_t)p)
                                           : hipFree(p);
       printf("free %d\n", rc);
     } else if (!strcmp(c, "threshold") || !strcmp(c, "trim")) {

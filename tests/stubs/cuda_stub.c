@@ -66,6 +66,9 @@
 #define ACCEL_NOT_FOUND CUDA_ERROR_NOT_FOUND
 #define ACCEL_NO_DEVICE CUDA_ERROR_NO_DEVICE
 #define ACCEL_NO_CLOCK CUDA_ERROR_NOT_PERMITTED
+#define ACCEL_CAPTURE_UNSUPPORTED CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+#define ACCEL_CAPTURE_INVALIDATED CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+#define ACCEL_CAPTURE_IMPLICIT CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
 #include "stub_accel.h"
 #include "stub_vmm.h"
 #include "stub_pool.h"
@@ -244,6 +247,7 @@ CUresult cuCtxGetDevice(CUdevice* device) { return accel_get_device(device); }
 /* Sleeps until this process's last kernel on the current device ended. */
 /* Pools give back what they reserve above their threshold (stub_pool.h). */
 CUresult cuCtxSynchronize(void) {
+  TRY(graph_unsafe_call());
   TRY(accel_synchronize());
   pool_synchronized();
   return CUDA_SUCCESS;
@@ -331,18 +335,20 @@ CUresult cuArrayDestroy(CUarray array) { return accel_release(KIND_ARRAY, (uint6
 
 
 /* Every launch variant: the kernel's time on its stream's device
- * (cuda_stub_streams.h; config->hStream for cuLaunchKernelEx). */
+ * (cuda_stub_streams.h; config->hStream for cuLaunchKernelEx); on a stream
+ * in capture nothing runs (stub_graph.h). */
+#define LAUNCH_ON(s, call) (graph_capturing((uint64_t)(uintptr_t)(s)) ? CUDA_SUCCESS : ON_STREAM(s, call))
 CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                         unsigned int by, unsigned int bz, unsigned int shm, CUstream s, void** p, void** e) {
-  return ON_STREAM(s, launch_tagged(f, TAG_FUNC));
+  return LAUNCH_ON(s, launch_tagged(f, TAG_FUNC));
 }
 CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                              unsigned int by, unsigned int bz, unsigned int shm, CUstream s, void** p, void** e) {
-  return ON_STREAM(s, launch_tagged(f, TAG_FUNC));
+  return LAUNCH_ON(s, launch_tagged(f, TAG_FUNC));
 }
 CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
   if (config == NULL) return ready() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
-  return ON_STREAM(config->hStream, launch_tagged(f, TAG_FUNC));
+  return LAUNCH_ON(config->hStream, launch_tagged(f, TAG_FUNC));
 }
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
   return cuLaunchKernelEx(config, f, params, extra);
@@ -350,18 +356,18 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void*
 CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                                    unsigned int bx, unsigned int by, unsigned int bz, unsigned int shm,
                                    CUstream s, void** p) {
-  return ON_STREAM(s, launch_tagged(f, TAG_FUNC));
+  return LAUNCH_ON(s, launch_tagged(f, TAG_FUNC));
 }
 CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                                         unsigned int bx, unsigned int by, unsigned int bz, unsigned int shm,
                                         CUstream s, void** p) {
-  return ON_STREAM(s, launch_tagged(f, TAG_FUNC));
+  return LAUNCH_ON(s, launch_tagged(f, TAG_FUNC));
 }
 /* An executable graph with memory (stub_graph.h), else a timed one. */
 CUresult cuGraphLaunch(CUgraphExec graph, CUstream s) {
   int rc;
   TRY(api_ready());
-  return graph_exec_launch((uint64_t)(uintptr_t)graph, &rc) ? rc : ON_STREAM(s, launch_tagged(graph, TAG_GRAPH));
+  return graph_exec_launch((uint64_t)(uintptr_t)graph, &rc) ? rc : LAUNCH_ON(s, launch_tagged(graph, TAG_GRAPH));
 }
 CUresult cuGraphLaunch_ptsz(CUgraphExec graph, CUstream s) { return cuGraphLaunch(graph, s); }
 
@@ -387,14 +393,23 @@ CUresult cuEventDestroy_v2(CUevent event) { return accel_event_destroy((uintptr_
 CUresult cuEventRecord(CUevent event, CUstream stream) {
   CUcontext ctx = stream_context(stream);
   accel_event ev;
+  int captured;
   if (ctx != NULL && (get_event((uintptr_t)event, &ev) != CUDA_SUCCESS || ev.device != ctx->device))
     return CUDA_ERROR_INVALID_HANDLE;
-  return accel_event_record((uintptr_t)event);
+  TRY(graph_event_record((uint64_t)(uintptr_t)stream, (uintptr_t)event, &captured));
+  return captured ? CUDA_SUCCESS : accel_event_record((uintptr_t)event);
 }
 CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) { return cuEventRecord(event, stream); }
 
-CUresult cuEventQuery(CUevent event) { return accel_event_query((uintptr_t)event); }
+/* Under capture: stub_graph.h's rules. */
+CUresult cuEventQuery(CUevent event) {
+  TRY(graph_event_use((uintptr_t)event));
+  TRY(graph_unsafe_call());
+  return accel_event_query((uintptr_t)event);
+}
 CUresult cuEventSynchronize(CUevent event) {
+  TRY(graph_event_use((uintptr_t)event));
+  TRY(graph_unsafe_call());
   TRY(accel_event_synchronize((uintptr_t)event));
   pool_synchronized();
   return CUDA_SUCCESS;
@@ -403,6 +418,8 @@ CUresult cuEventSynchronize(CUevent event) {
 /* Handle errors (unknown, never recorded, DISABLE_TIMING) come before
  * CUDA_ERROR_NOT_READY. */
 CUresult cuEventElapsedTime(float* milliseconds, CUevent start, CUevent end) {
+  TRY(graph_event_use((uintptr_t)start));
+  TRY(graph_event_use((uintptr_t)end));
   return accel_event_elapsed(milliseconds, (uintptr_t)start, (uintptr_t)end);
 }
 
@@ -463,7 +480,7 @@ static const proc_t g_procs[] = {
     P("cuGraphInstantiateWithFlags", 0, cuGraphInstantiateWithFlags),
     PT("cuGraphInstantiateWithParams", cuGraphInstantiateWithParams), P("cuGraphExecDestroy", 0, cuGraphExecDestroy),
     PT("cuGraphUpload", cuGraphUpload),
-    P("cuStreamBeginCapture", 0, cuStreamBeginCapture_v2), P("cuStreamBeginCaptureToGraph", 0, cuStreamBeginCaptureToGraph),
+    P("cuStreamBeginCapture", 10010, cuStreamBeginCapture_v2), P("cuStreamBeginCapture", 0, cuStreamBeginCapture), P("cuStreamBeginCaptureToGraph", 0, cuStreamBeginCaptureToGraph),
     PT("cuStreamEndCapture", cuStreamEndCapture), PT("cuStreamGetCaptureInfo", cuStreamGetCaptureInfo),
     P("cuDeviceGetGraphMemAttribute", 0, cuDeviceGetGraphMemAttribute), P("cuDeviceGraphMemTrim", 0, cuDeviceGraphMemTrim),
     P("cuEventCreate", 0, cuEventCreate), P("cuEventDestroy", 4000, cuEventDestroy_v2),

@@ -42,8 +42,11 @@ CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUmemoryP
   return cuMemAllocFromPoolAsync(dptr, bytes, pool, s);
 }
 /* Back to its pool (a graph's: to the graph pool); a cuMemAlloc pointer is freed as cuMemFree would. */
+/* On a stream in capture: a free node, nothing freed (stub_graph.h does
+ * not run free nodes). */
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s) {
   TRY(api_ready());
+  if (graph_capturing((uint64_t)(uintptr_t)s)) return CUDA_SUCCESS;
   return graph_free(dptr) || pool_free(dptr) ? CUDA_SUCCESS : accel_release(KIND_PTR, dptr);
 }
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s) { return cuMemFreeAsync(dptr, s); }
@@ -222,11 +225,12 @@ CUresult cuArray3DCreate(CUarray* array, const void* desc) {
 CUresult cuLaunch(CUfunction f) { return launch_tagged(f, TAG_FUNC); }
 CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height) { return launch_tagged(f, TAG_FUNC); }
 CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream s) {
-  return launch_tagged(f, TAG_FUNC);
+  return graph_capturing((uint64_t)(uintptr_t)s) ? CUDA_SUCCESS : launch_tagged(f, TAG_FUNC);
 }
 CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* list, unsigned int count, unsigned int flags) {
   if (list == NULL || count == 0) return CUDA_ERROR_INVALID_VALUE;
-  for (unsigned int i = 0; i < count; ++i) TRY(launch_tagged(list[i].function, TAG_FUNC));
+  for (unsigned int i = 0; i < count; ++i)
+    if (!graph_capturing((uint64_t)(uintptr_t)list[i].hStream)) TRY(launch_tagged(list[i].function, TAG_FUNC));
   return CUDA_SUCCESS;
 }
 
@@ -344,13 +348,15 @@ CUresult cuGraphExecDestroy(CUgraphExec exec) {
 }
 CUresult cuStreamBeginCapture_v2(CUstream stream, int mode) {
   TRY(api_ready());
-  return graph_capture_begin(H(stream), 0);
+  return mode < 0 || mode > 2 ? CUDA_ERROR_INVALID_VALUE : graph_capture_begin(H(stream), 0, mode);
 }
+CUresult cuStreamBeginCapture(CUstream stream) { return cuStreamBeginCapture_v2(stream, 0); }
 CUresult cuStreamBeginCapture_ptsz(CUstream stream, int mode) { return cuStreamBeginCapture_v2(stream, mode); }
 CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph, const CUgraphNode* deps,
                                      const CUgraphEdgeData* edges, size_t ndeps, int mode) {
   TRY(api_ready());
-  return graph == NULL ? CUDA_ERROR_INVALID_VALUE : graph_capture_begin(H(stream), H(graph));
+  if (graph == NULL || mode < 0 || mode > 2) return CUDA_ERROR_INVALID_VALUE;
+  return graph_capture_begin(H(stream), H(graph), mode);
 }
 CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph) {
   GRAPH_OUT(graph_capture_end(H(stream), &h_), graph, CUgraph);

@@ -35,16 +35,19 @@
  * runs N microseconds, vgpu_stub_hip_graph(N) a graph exec that does (both
  * tagged integers, never dereferenced). hipLaunchKernel takes such an f as
  * its "function address" (there is no host stub to point at). A launch
- * returns at once; on the current device it runs from max(now, busy-until)
- * for its time. hipDeviceSynchronize/hipStreamSynchronize (any stream) sleep
- * until this process's last kernel on the current device has ended. Stream
- * arguments are otherwise ignored. Test exports: vgpu_stub_hip_graph(),
+ * returns at once; on its stream's device (hip_stub_more.h: a stream keeps
+ * the device current when it was made; the null stream is the current
+ * device's) it runs from max(now, busy-until) for its time; on a stream in
+ * capture it does not run (stub_graph.h). hipDeviceSynchronize sleeps until
+ * this process's last kernel on the current device has ended,
+ * hipStreamSynchronize on the stream's device. Test exports: vgpu_stub_hip_graph(),
  * vgpu_stub_hip_kernels_launched(), vgpu_stub_hip_busy_ns() (sum of the
  * durations this process launched).
  *
  * Events (tagged integers too, checked against a table of live ones;
  * unknown or destroyed: hipErrorInvalidHandle) belong to the current device
- * when created. hipEventRecord is a zero-length kernel there: the event
+ * when created and are recorded only on a stream of that device (else
+ * hipErrorInvalidHandle), as clr wants. hipEventRecord is a zero-length kernel there: the event
  * completes at t = max(now, busy-until) as of the record (busy-until is not
  * moved; a new record replaces t). hipEventQuery: hipSuccess from t on (and
  * if never recorded), else hipErrorNotReady; hipEventSynchronize sleeps
@@ -73,6 +76,9 @@
 #define ACCEL_NOT_FOUND hipErrorNotFound
 #define ACCEL_NO_DEVICE hipErrorNoDevice
 #define ACCEL_NO_CLOCK hipErrorNotInitialized
+#define ACCEL_CAPTURE_UNSUPPORTED hipErrorStreamCaptureUnsupported
+#define ACCEL_CAPTURE_INVALIDATED hipErrorStreamCaptureInvalidated
+#define ACCEL_CAPTURE_IMPLICIT hipErrorStreamCaptureImplicit
 #include "stub_accel.h"
 #include "stub_vmm.h"
 #include "stub_pool.h"
@@ -93,6 +99,7 @@ static struct ihipModule_t {
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static hipError_t g_init_rc; /* written once, under g_once */
 static _Thread_local int t_current; /* the current device */
+static hipError_t stream_device(hipStream_t s, int* device); /* hip_stub_more.h */
 
 /* A bus id "dddd:bb:dd.f" or "bb:dd.f"; 0 if good. */
 static int parse_bus_id(const char* s, int device) {
@@ -211,8 +218,11 @@ hipError_t hipFree(void* ptr) {
 }
 
 /* Back to its pool; a hipMalloc pointer is freed as hipFree would. */
+/* On a stream in capture: a free node, nothing freed (stub_graph.h does
+ * not run free nodes). */
 hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {
   TRY(api_ready());
+  if (graph_capturing((uint64_t)(uintptr_t)stream)) return hipSuccess;
   return graph_free((uint64_t)(uintptr_t)ptr) || pool_free((uint64_t)(uintptr_t)ptr) ? hipSuccess : release(ptr);
 }
 
@@ -233,23 +243,39 @@ hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, con
 }
 
 /* `function`: a hipFunction_t of hipModuleGetFunction (see the top); not
- * one: hipErrorInvalidDeviceFunction. */
+ * one: hipErrorInvalidDeviceFunction. On a stream in capture nothing runs
+ * (stub_graph.h). */
+#define CAPTURED(stream) graph_capturing((uint64_t)(uintptr_t)(stream))
+/* Runs `call` (an expression) on stream `s`'s device (hip_stub_more.h);
+ * on a stream in capture nothing runs. */
+#define LAUNCH_ON(s, call)                                            \
+  ({                                                                  \
+    int saved_ = t_current, on_ = t_current;                          \
+    hipError_t rc_ = stream_device((s), &on_);                        \
+    if (rc_ == hipSuccess && !CAPTURED(s)) {                          \
+      t_current = on_;                                                \
+      rc_ = (call);                                                   \
+      t_current = saved_;                                             \
+    }                                                                 \
+    rc_;                                                              \
+  })
 hipError_t hipLaunchKernel(const void* function, dim3 grid, dim3 block, void** args, size_t shared_bytes,
                            hipStream_t stream) {
-  return accel_launch(function, TAG_FUNC, hipErrorInvalidDeviceFunction);
+  return LAUNCH_ON(stream, accel_launch(function, TAG_FUNC, hipErrorInvalidDeviceFunction));
 }
 
 hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz,
                                  unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared_bytes,
                                  hipStream_t stream, void** params, void** extra) {
-  return accel_launch(f, TAG_FUNC, hipErrorInvalidHandle);
+  return LAUNCH_ON(stream, accel_launch(f, TAG_FUNC, hipErrorInvalidHandle));
 }
 
 /* An executable graph with memory (stub_graph.h), else a timed one. */
 hipError_t hipGraphLaunch(hipGraphExec_t graph, hipStream_t stream) {
   int rc;
   TRY(api_ready());
-  return graph_exec_launch((uint64_t)(uintptr_t)graph, &rc) ? rc : accel_launch(graph, TAG_GRAPH, hipErrorInvalidHandle);
+  if (graph_exec_launch((uint64_t)(uintptr_t)graph, &rc)) return rc;
+  return LAUNCH_ON(stream, accel_launch(graph, TAG_GRAPH, hipErrorInvalidHandle));
 }
 
 hipError_t hipGraphLaunch_spt(hipGraphExec_t graph, hipStream_t stream) { return hipGraphLaunch(graph, stream); }
@@ -273,24 +299,24 @@ hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t global_x, uint32_t
                                     uint32_t local_x, uint32_t local_y, uint32_t local_z, size_t shared_bytes,
                                     hipStream_t stream, void** params, void** extra, hipEvent_t start,
                                     hipEvent_t stop, uint32_t flags) {
-  return accel_launch(f, TAG_FUNC, hipErrorInvalidHandle);
+  return LAUNCH_ON(stream, accel_launch(f, TAG_FUNC, hipErrorInvalidHandle));
 }
 hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t global_x, uint32_t global_y, uint32_t global_z,
                                     uint32_t local_x, uint32_t local_y, uint32_t local_z, size_t shared_bytes,
                                     hipStream_t stream, void** params, void** extra, hipEvent_t start,
                                     hipEvent_t stop) {
-  return accel_launch(f, TAG_FUNC, hipErrorInvalidHandle);
+  return LAUNCH_ON(stream, accel_launch(f, TAG_FUNC, hipErrorInvalidHandle));
 }
 hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz,
                                             unsigned int bx, unsigned int by, unsigned int bz,
                                             unsigned int shared_bytes, hipStream_t stream, void** params) {
-  return accel_launch(f, TAG_FUNC, hipErrorInvalidHandle);
+  return LAUNCH_ON(stream, accel_launch(f, TAG_FUNC, hipErrorInvalidHandle));
 }
-/* Multi-device launches: every entry on the current device (the stub's
- * streams carry none). */
+/* Multi-device launches: every entry on its stream's device. */
 hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams* list, int count, unsigned int flags) {
   if (list == NULL || count <= 0) return hipErrorInvalidValue;
-  for (int i = 0; i < count; ++i) TRY(accel_launch(list[i].func, TAG_FUNC, hipErrorInvalidDeviceFunction));
+  for (int i = 0; i < count; ++i)
+    TRY(LAUNCH_ON(list[i].stream, accel_launch(list[i].func, TAG_FUNC, hipErrorInvalidDeviceFunction)));
   return hipSuccess;
 }
 hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* list, int count, unsigned int flags) {
@@ -299,17 +325,36 @@ hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* list, int count, 
 hipError_t hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams* list, unsigned int count,
                                                        unsigned int flags) {
   if (list == NULL || count == 0) return hipErrorInvalidValue;
-  for (unsigned int i = 0; i < count; ++i) TRY(accel_launch(list[i].function, TAG_FUNC, hipErrorInvalidHandle));
+  for (unsigned int i = 0; i < count; ++i)
+    TRY(LAUNCH_ON(list[i].hStream, accel_launch(list[i].function, TAG_FUNC, hipErrorInvalidHandle)));
   return hipSuccess;
 }
-hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device) { return accel_get_device(device); }
 hipError_t hipLaunchKernelExC(const hipLaunchConfig_t* config, const void* function, void** args) {
   if (config == NULL) return hipErrorInvalidValue;
-  return accel_launch(function, TAG_FUNC, hipErrorInvalidDeviceFunction);
+  return LAUNCH_ON(config->stream, accel_launch(function, TAG_FUNC, hipErrorInvalidDeviceFunction));
 }
 hipError_t hipDrvLaunchKernelEx(const HIP_LAUNCH_CONFIG* config, hipFunction_t f, void** params, void** extra) {
   if (config == NULL) return hipErrorInvalidValue;
-  return accel_launch(f, TAG_FUNC, hipErrorInvalidHandle);
+  return LAUNCH_ON(config->hStream, accel_launch(f, TAG_FUNC, hipErrorInvalidHandle));
+}
+
+/* The configurations hipConfigureCall pushed (their streams), per thread;
+ * hipLaunchByPtr pops one and launches with the runtime's own call. */
+static _Thread_local hipStream_t t_configured[16];
+static _Thread_local int t_configured_depth;
+hipError_t hipConfigureCall(dim3 grid, dim3 block, size_t shared_bytes, hipStream_t stream) {
+  TRY(api_ready());
+  if (t_configured_depth == 16) return hipErrorOutOfMemory;
+  t_configured[t_configured_depth++] = stream;
+  return hipSuccess;
+}
+hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset) { return api_ready(); }
+hipError_t hipLaunchByPtr(const void* function) {
+  hipStream_t stream;
+  TRY(api_ready());
+  if (t_configured_depth == 0) return hipErrorInvalidConfiguration;
+  stream = t_configured[--t_configured_depth];
+  return LAUNCH_ON(stream, accel_launch(function, TAG_FUNC, hipErrorInvalidDeviceFunction));
 }
 
 hipGraphExec_t vgpu_stub_hip_graph(unsigned int duration_us) { return (hipGraphExec_t)accel_graph(duration_us); }
@@ -317,12 +362,21 @@ hipGraphExec_t vgpu_stub_hip_graph(unsigned int duration_us) { return (hipGraphE
 /* Sleeps until this process's last kernel on the current device ended. */
 /* Pools give back what they reserve above their threshold (stub_pool.h). */
 hipError_t hipDeviceSynchronize(void) {
+  TRY(graph_unsafe_call());
   TRY(accel_synchronize());
   pool_synchronized();
   return hipSuccess;
 }
 
-hipError_t hipStreamSynchronize(hipStream_t stream) { return hipDeviceSynchronize(); }
+hipError_t hipStreamSynchronize(hipStream_t stream) {
+  int saved = t_current, d;
+  hipError_t rc;
+  TRY(stream_device(stream, &d));
+  t_current = d;
+  rc = hipDeviceSynchronize();
+  t_current = saved;
+  return rc;
+}
 
 /* On the current device. */
 hipError_t hipEventCreate(hipEvent_t* event) {
@@ -336,13 +390,31 @@ hipError_t hipEventCreate(hipEvent_t* event) {
 hipError_t hipEventDestroy(hipEvent_t event) { return accel_event_destroy((uintptr_t)event); }
 
 /* On the event's device, whatever the stream and the current device. */
-hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) { return accel_event_record((uintptr_t)event); }
+/* Under capture: stub_graph.h's rules. */
+hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
+  int captured, d;
+  accel_event ev;
+  TRY(stream_device(stream, &d));
+  if (get_event((uintptr_t)event, &ev) != hipSuccess || ev.device != d) return hipErrorInvalidHandle;
+  TRY(graph_event_record((uint64_t)(uintptr_t)stream, (uintptr_t)event, &captured));
+  return captured ? hipSuccess : accel_event_record((uintptr_t)event);
+}
 
-hipError_t hipEventQuery(hipEvent_t event) { return accel_event_query((uintptr_t)event); }
-hipError_t hipEventSynchronize(hipEvent_t event) { return accel_event_synchronize((uintptr_t)event); }
+hipError_t hipEventQuery(hipEvent_t event) {
+  TRY(graph_event_use((uintptr_t)event));
+  TRY(graph_unsafe_call());
+  return accel_event_query((uintptr_t)event);
+}
+hipError_t hipEventSynchronize(hipEvent_t event) {
+  TRY(graph_event_use((uintptr_t)event));
+  TRY(graph_unsafe_call());
+  return accel_event_synchronize((uintptr_t)event);
+}
 
 /* Handle errors (unknown, never recorded) come before hipErrorNotReady. */
 hipError_t hipEventElapsedTime(float* milliseconds, hipEvent_t start, hipEvent_t stop) {
+  TRY(graph_event_use((uintptr_t)start));
+  TRY(graph_event_use((uintptr_t)stop));
   return accel_event_elapsed(milliseconds, (uintptr_t)start, (uintptr_t)stop);
 }
 
@@ -350,6 +422,7 @@ unsigned long long vgpu_stub_hip_kernels_launched(void) { return atomic_load(&g_
 unsigned long long vgpu_stub_hip_busy_ns(void) { return atomic_load(&g_busy_ns); }
 
 #include "hip_stub_more.h"
+#include "hip_stub_copies.h"
 
 /* hipGetProcAddress: the stub's own entry points by name (the _spt twin
  * with HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM); a few suffice for

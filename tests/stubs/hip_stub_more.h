@@ -1,6 +1,7 @@
 /* Part of hip_stub.c's translation unit (included once, after the entry
  * points it uses): 3D memory, arrays, virtual memory management over
- * stub_vmm.h and stream-ordered pools over stub_pool.h. */
+ * stub_vmm.h, streams, stream-ordered pools over stub_pool.h, and the
+ * runtime's allocation of a program's __managed__ variables. */
 #ifndef VGPU_TESTS_HIP_STUB_MORE_H_
 #define VGPU_TESTS_HIP_STUB_MORE_H_
 
@@ -50,19 +51,48 @@ hipError_t hipArray3DCreate(hipArray_t* array, const HIP_ARRAY3D_DESCRIPTOR* d) 
   return array_alloc((void**)array, (uint64_t)d->Width * dim(d->Height) * dim(d->Depth),
                      format_bytes(d->Format) * dim(d->NumChannels));
 }
-/* Every level: each halves every dimension (never below 1). */
-hipError_t hipMallocMipmappedArray(hipMipmappedArray_t* array, const hipChannelFormatDesc* desc, hipExtent e,
-                                   unsigned int levels, unsigned int flags) {
-  uint64_t elements = 0, w = e.width, h = dim(e.height), dd = dim(e.depth);
+/* Every level: each halves every dimension (never below 1), except that a
+ * layered array (hipArrayLayered) has all its layers (its depth) at every
+ * level. */
+static uint64_t mipmap_elements(size_t width, size_t height, size_t depth, unsigned int levels, unsigned int flags) {
+  uint64_t elements = 0, w = width, h = dim(height), dd = dim(depth);
   for (unsigned int l = 0; l < (levels ? levels : 1); ++l) {
     elements += w * h * dd;
-    w = w > 1 ? w / 2 : 1, h = h > 1 ? h / 2 : 1, dd = dd > 1 ? dd / 2 : 1;
+    w = w > 1 ? w / 2 : 1, h = h > 1 ? h / 2 : 1;
+    if (!(flags & hipArrayLayered)) dd = dd > 1 ? dd / 2 : 1;
   }
-  return array_alloc((void**)array, elements, desc_bytes(desc));
+  return elements;
+}
+hipError_t hipMallocMipmappedArray(hipMipmappedArray_t* array, const hipChannelFormatDesc* desc, hipExtent e,
+                                   unsigned int levels, unsigned int flags) {
+  return array_alloc((void**)array, mipmap_elements(e.width, e.height, e.depth, levels, flags), desc_bytes(desc));
+}
+/* As clr: the array hipMallocMipmappedArray makes; flags other than layered,
+ * surface load/store (2) and texture gather (8): hipErrorInvalidValue. */
+hipError_t hipMipmappedArrayCreate(hipMipmappedArray_t* array, HIP_ARRAY3D_DESCRIPTOR* d, unsigned int levels) {
+  if (d == NULL || (d->Flags & ~(unsigned int)(hipArrayLayered | 0x2 | 0x8))) return hipErrorInvalidValue;
+  return array_alloc((void**)array, mipmap_elements(d->Width, d->Height, d->Depth, levels, d->Flags),
+                     format_bytes(d->Format) * dim(d->NumChannels));
 }
 hipError_t hipFreeArray(hipArray_t array) { return accel_release(KIND_ARRAY, (uintptr_t)array); }
 hipError_t hipArrayDestroy(hipArray_t array) { return hipFreeArray(array); }
+/* Either call frees a mipmapped array made either way, as in clr. */
 hipError_t hipFreeMipmappedArray(hipMipmappedArray_t array) { return accel_release(KIND_ARRAY, (uintptr_t)array); }
+hipError_t hipMipmappedArrayDestroy(hipMipmappedArray_t array) { return hipFreeMipmappedArray(array); }
+
+/* A __managed__ variable, as clr registers it: managed memory of `size`
+ * bytes on the current device, as hipMallocManaged takes (but not through
+ * it), into *pointer; a failure aborts the process (clr's guarantee()).
+ * init_value is not copied (the simulated memory has no contents) and the
+ * module is not read. */
+void __hipRegisterManagedVar(void* hip_module, void** pointer, void* init_value, const char* name, size_t size,
+                             unsigned align) {
+  hipError_t rc = alloc_current(pointer, size);
+  if (rc != hipSuccess) {
+    fprintf(stderr, "hip_stub: cannot allocate managed variable %s (error %d)\n", name ? name : "?", rc);
+    abort();
+  }
+}
 
 /* Virtual memory (stub_vmm.h). */
 hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* handle, size_t size, const hipMemAllocationProp* prop,
@@ -105,12 +135,70 @@ hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandle_t* handle,
   return hipSuccess;
 }
 
-/* Stream-ordered allocation happens at once, from the current device's
- * default pool or the one given (stub_pool.h). */
+/* Streams: one made by hipStreamCreate belongs to the device current then,
+ * whatever device is current later; any other value (NULL, values never
+ * made here) is the current device's. Launches, hipStreamSynchronize,
+ * hipEventRecord, hipStreamGetDevice and hipMallocAsync go by a stream's
+ * device. */
+#define HIP_STREAM_MAX 64
+struct ihipStream_t {
+  int device, alive;
+};
+static struct ihipStream_t g_hip_streams[HIP_STREAM_MAX];
+static pthread_mutex_t g_hip_streams_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The device of stream `s` in *device. */
+static hipError_t stream_device(hipStream_t s, int* device) {
+  int d = -1;
+  TRY(api_current_device(device));
+  if (s < &g_hip_streams[0] || s >= &g_hip_streams[HIP_STREAM_MAX]) return hipSuccess;
+  pthread_mutex_lock(&g_hip_streams_mu);
+  if (s->alive) d = s->device;
+  pthread_mutex_unlock(&g_hip_streams_mu);
+  if (d >= 0) *device = d;
+  return hipSuccess;
+}
+hipError_t hipStreamCreate(hipStream_t* s) {
+  int d;
+  hipError_t rc = hipErrorOutOfMemory;
+  TRY(api_current_device(&d));
+  if (s == NULL) return hipErrorInvalidValue;
+  pthread_mutex_lock(&g_hip_streams_mu);
+  for (int i = 0; i < HIP_STREAM_MAX && rc != hipSuccess; ++i) {
+    if (g_hip_streams[i].alive) continue;
+    g_hip_streams[i] = (struct ihipStream_t){d, 1};
+    *s = &g_hip_streams[i];
+    rc = hipSuccess;
+  }
+  pthread_mutex_unlock(&g_hip_streams_mu);
+  return rc;
+}
+/* Not one made here (or destroyed): hipErrorInvalidHandle. */
+hipError_t hipStreamDestroy(hipStream_t s) {
+  hipError_t rc = hipErrorInvalidHandle;
+  TRY(api_ready());
+  if (s < &g_hip_streams[0] || s >= &g_hip_streams[HIP_STREAM_MAX]) return rc;
+  pthread_mutex_lock(&g_hip_streams_mu);
+  if (s->alive) s->alive = 0, rc = hipSuccess;
+  pthread_mutex_unlock(&g_hip_streams_mu);
+  return rc;
+}
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device) {
+  int d;
+  TRY(stream_device(stream, &d));
+  if (device == NULL) return hipErrorInvalidValue;
+  *device = d;
+  return hipSuccess;
+}
+
+/* Stream-ordered allocation happens at once, as clr allocates: from the
+ * current pool of the stream's device (hip_stream->GetDevice(); the stub's
+ * current pool is the default one), or from the pool given, on the pool's
+ * device (stub_pool.h). */
 hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t stream) {
   int d, rc;
   uint64_t pool, p;
-  TRY(api_current_device(&d));
+  TRY(stream_device(stream, &d));
   TRY(pool_of_device(d, &pool));
   if (ptr == NULL) return hipErrorInvalidValue;
   if (graph_captured((uint64_t)(uintptr_t)stream, d, size, &p, &rc)) { /* a node of the capture */
@@ -144,6 +232,18 @@ hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t* pool, int device) {
   return hipSuccess;
 }
 hipError_t hipDeviceGetMemPool(hipMemPool_t* pool, int device) { return hipDeviceGetDefaultMemPool(pool, device); }
+/* A pool of pinned memory on device props->location.id; anything else (a
+ * bad device too): hipErrorInvalidValue, as clr. */
+hipError_t hipMemPoolCreate(hipMemPool_t* pool, const hipMemPoolProps* props) {
+  uint64_t p;
+  TRY(api_ready());
+  if (pool == NULL || props == NULL || props->allocType != hipMemAllocationTypePinned ||
+      props->location.type != hipMemLocationTypeDevice || !accel_valid_device(props->location.id))
+    return hipErrorInvalidValue;
+  TRY(pool_create(props->location.id, &p));
+  *pool = (hipMemPool_t)(uintptr_t)p;
+  return hipSuccess;
+}
 hipError_t hipMemPoolTrimTo(hipMemPool_t pool, size_t keep) {
   TRY(api_ready());
   return pool_trim((uint64_t)(uintptr_t)pool, keep);
@@ -206,9 +306,29 @@ hipError_t hipGraphAddMemAllocNode(hipGraphNode_t* node, hipGraph_t graph, const
   *node = (hipGraphNode_t)(uintptr_t)addr;
   return hipSuccess;
 }
-/* Only allocation nodes are modelled. */
+/* Allocation nodes and child graphs are modelled. As clr: the child is
+ * cloned, allocation nodes and all. */
+hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                     size_t ndeps, hipGraph_t child) {
+  TRY(api_ready());
+  if (node == NULL) return hipErrorInvalidValue;
+  TRY(graph_copy_into(H(child), H(graph)));
+  *node = (hipGraphNode_t)(uintptr_t)child;
+  return hipSuccess;
+}
+hipError_t hipGraphClone(hipGraph_t* clone, hipGraph_t original) {
+  uint64_t h;
+  TRY(api_ready());
+  if (clone == NULL) return hipErrorInvalidValue;
+  TRY(graph_create(&h));
+  TRY(graph_copy_into(H(original), h));
+  *clone = (hipGraph_t)(uintptr_t)h;
+  return hipSuccess;
+}
 hipError_t hipGraphAddNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps, size_t ndeps,
                            hipGraphNodeParams* params) {
+  if (params != NULL && params->type == hipGraphNodeTypeGraph)
+    return hipGraphAddChildGraphNode(node, graph, deps, ndeps, params->graph.graph);
   if (params == NULL || params->type != hipGraphNodeTypeMemAlloc) return hipErrorNotSupported;
   return hipGraphAddMemAllocNode(node, graph, deps, ndeps, &params->alloc);
 }
@@ -251,8 +371,9 @@ hipError_t hipGraphExecDestroy(hipGraphExec_t exec) {
 }
 hipError_t hipStreamBeginCapture(hipStream_t stream, int mode) {
   TRY(api_ready());
-  return graph_capture_begin(H(stream), 0);
+  return mode < 0 || mode > 2 ? hipErrorInvalidValue : graph_capture_begin(H(stream), 0, mode);
 }
+hipError_t hipStreamBeginCapture_spt(hipStream_t stream, int mode) { return hipStreamBeginCapture(stream, mode); }
 hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t* graph) {
   uint64_t h;
   TRY(api_ready());

@@ -16,8 +16,21 @@
  *
  * Capture: a stream (an opaque value here) in capture adds a node to the
  * capture's graph for each stream-ordered allocation on it instead of
- * allocating (graph_captured); ending the capture hands out the graph. Each
- * capture has an id, as the drivers' capture info reports.
+ * allocating (graph_captured), and kernels launched on it do not run
+ * (graph_capturing); ending the capture hands out the graph. Each capture
+ * has an id, as the drivers' capture info reports. The drivers' rules for
+ * what a capture forbids, which a capture breaks by invalidating it (its
+ * end then fails with ACCEL_CAPTURE_INVALIDATED and gives no graph):
+ *  - an unsafe call (a synchronisation, a query of an event's status) made
+ *    while a capture in global mode (0) is underway in any thread, or one
+ *    in thread-local mode (1) in this thread; relaxed (2) forbids nothing:
+ *    ACCEL_CAPTURE_UNSUPPORTED (graph_unsafe_call);
+ *  - recording an event on the legacy stream (0 or 1) while any capture is
+ *    underway: ACCEL_CAPTURE_IMPLICIT;
+ *  - an event recorded on a capturing stream is part of the graph: querying
+ *    it, waiting for it or timing it is ACCEL_CAPTURE_UNSUPPORTED until it
+ *    is recorded again outside a capture (graph_event_record, graph_event_use).
+ * The includer defines ACCEL_CAPTURE_UNSUPPORTED, _INVALIDATED, _IMPLICIT.
  *
  * Graph handles are GRAPH_HANDLE_BASE + n, executable graphs
  * EXEC_HANDLE_BASE + n (launching any other handle is for the includer's
@@ -52,8 +65,12 @@ static uint64_t g_next_graph_ptr = GRAPH_PTR_BASE;
 static struct {
   uint64_t stream, id;
   int graph; /* -1: slot free */
-} g_captures[GRAPH_CAPTURES] = {[0 ... GRAPH_CAPTURES - 1] = {0, 0, -1}};
+  int mode, invalidated;
+  pthread_t thread; /* that began it */
+} g_captures[GRAPH_CAPTURES] = {[0 ... GRAPH_CAPTURES - 1] = {0, 0, -1, 0, 0, 0}};
 static uint64_t g_next_capture_id = 1;
+#define GRAPH_CAPTURED_EVENTS 64
+static uint64_t g_captured_events[GRAPH_CAPTURED_EVENTS]; /* 0: free */
 
 /* Index of live graph `handle` in `table` (of `base`), or -1. g_graph_mu held. */
 static int graph_index(stub_graph* table, uint64_t base, uint64_t handle) {
@@ -105,6 +122,28 @@ static int graph_move_into(uint64_t from, uint64_t into) {
   } else if (f >= 0 && t >= 0 && f != t) {
     for (int i = 0; i < g_graphs[f].nnodes; ++i) g_graphs[t].node[g_graphs[t].nnodes++] = g_graphs[f].node[i];
     g_graphs[f].alive = 0;
+    rc = ACCEL_OK;
+  }
+  pthread_mutex_unlock(&g_graph_mu);
+  return rc;
+}
+
+/* Graph `from`'s nodes are copied into graph `into` (a clone of `from`
+ * becomes a child of `into`); `from` stays. */
+static int graph_copy_into(uint64_t from, uint64_t into) {
+  int rc = ACCEL_INVALID_VALUE;
+  pthread_mutex_lock(&g_graph_mu);
+  int f = graph_index(g_graphs, GRAPH_HANDLE_BASE, from), t = graph_index(g_graphs, GRAPH_HANDLE_BASE, into);
+  if (f >= 0 && t >= 0 && g_graphs[t].nnodes + g_graphs[f].nnodes > GRAPH_NODES) {
+    rc = ACCEL_OUT_OF_MEMORY;
+  } else if (f >= 0 && t >= 0) {
+    const int n = g_graphs[f].nnodes;
+    for (int i = 0; i < n; ++i) {
+      stub_graph_node node = g_graphs[f].node[i];
+      node.addr = g_next_graph_ptr; /* a copy's allocation is its own */
+      g_next_graph_ptr += (node.bytes + 255) & ~255ULL;
+      g_graphs[t].node[g_graphs[t].nnodes++] = node;
+    }
     rc = ACCEL_OK;
   }
   pthread_mutex_unlock(&g_graph_mu);
@@ -250,8 +289,8 @@ static int graph_capture_slot(uint64_t stream) {
   return -1;
 }
 
-/* Starts capturing `stream` into graph `into` (0: a new graph). */
-static int graph_capture_begin(uint64_t stream, uint64_t into) {
+/* Starts capturing `stream` into graph `into` (0: a new graph) in `mode`. */
+static int graph_capture_begin(uint64_t stream, uint64_t into, int mode) {
   int rc = ACCEL_INVALID_VALUE, slot = -1;
   uint64_t made = 0;
   if (stream == 0) return rc; /* the legacy stream cannot be captured */
@@ -265,6 +304,9 @@ static int graph_capture_begin(uint64_t stream, uint64_t into) {
     g_captures[slot].stream = stream;
     g_captures[slot].id = g_next_capture_id++;
     g_captures[slot].graph = n;
+    g_captures[slot].mode = mode;
+    g_captures[slot].invalidated = 0;
+    g_captures[slot].thread = pthread_self();
     rc = ACCEL_OK;
   }
   pthread_mutex_unlock(&g_graph_mu);
@@ -278,8 +320,8 @@ static int graph_capture_end(uint64_t stream, uint64_t* graph) {
   int slot = graph_capture_slot(stream);
   if (slot >= 0) {
     *graph = GRAPH_HANDLE_BASE + (uint64_t)g_captures[slot].graph;
+    rc = g_captures[slot].invalidated ? ACCEL_CAPTURE_INVALIDATED : ACCEL_OK;
     g_captures[slot].graph = -1;
-    rc = ACCEL_OK;
   }
   pthread_mutex_unlock(&g_graph_mu);
   return rc;
@@ -304,6 +346,71 @@ static int graph_captured(uint64_t stream, int device, uint64_t bytes, uint64_t*
   if (slot >= 0) *rc = graph_add_locked(g_captures[slot].graph, device, bytes, addr);
   pthread_mutex_unlock(&g_graph_mu);
   return slot >= 0;
+}
+
+/* 1 if kernels launched on `stream` are captured rather than run. */
+static int graph_capturing(uint64_t stream) {
+  pthread_mutex_lock(&g_graph_mu);
+  int slot = graph_capture_slot(stream);
+  pthread_mutex_unlock(&g_graph_mu);
+  return slot >= 0;
+}
+
+/* Whether capture i forbids an unsafe call of this thread; g_graph_mu held. */
+static int graph_capture_forbids(int i) {
+  if (g_captures[i].graph < 0) return 0;
+  return g_captures[i].mode == 0 || (g_captures[i].mode == 1 && pthread_equal(g_captures[i].thread, pthread_self()));
+}
+
+/* ACCEL_OK if an unsafe call may be made now, else ACCEL_CAPTURE_UNSUPPORTED
+ * and the captures that forbid it are invalidated. */
+static int graph_unsafe_call(void) {
+  int rc = ACCEL_OK;
+  pthread_mutex_lock(&g_graph_mu);
+  for (int i = 0; i < GRAPH_CAPTURES; ++i)
+    if (graph_capture_forbids(i)) g_captures[i].invalidated = 1, rc = ACCEL_CAPTURE_UNSUPPORTED;
+  pthread_mutex_unlock(&g_graph_mu);
+  return rc;
+}
+
+/* An event record on `stream`: ACCEL_OK (record it; *captured: it went into
+ * a capture instead, do not), or ACCEL_CAPTURE_IMPLICIT (the legacy stream
+ * during a capture, which is invalidated). */
+static int graph_event_record(uint64_t stream, uint64_t event, int* captured) {
+  int rc = ACCEL_OK, slot, any = 0;
+  pthread_mutex_lock(&g_graph_mu);
+  slot = graph_capture_slot(stream);
+  for (int i = 0; i < GRAPH_CAPTURES; ++i) any = any || g_captures[i].graph >= 0;
+  if (slot < 0 && any && stream <= 1) {
+    for (int i = 0; i < GRAPH_CAPTURES; ++i)
+      if (g_captures[i].graph >= 0) g_captures[i].invalidated = 1;
+    rc = ACCEL_CAPTURE_IMPLICIT;
+  }
+  for (int i = 0; i < GRAPH_CAPTURED_EVENTS; ++i)
+    if (g_captured_events[i] == event) g_captured_events[i] = 0;
+  *captured = slot >= 0 && rc == ACCEL_OK;
+  for (int i = 0; *captured && i < GRAPH_CAPTURED_EVENTS; ++i)
+    if (g_captured_events[i] == 0) {
+      g_captured_events[i] = event;
+      break;
+    }
+  pthread_mutex_unlock(&g_graph_mu);
+  return rc;
+}
+
+/* ACCEL_OK if `event`'s status may be used (queried, waited for, timed),
+ * else ACCEL_CAPTURE_UNSUPPORTED: it was recorded in a capture, which is
+ * invalidated if still underway. */
+static int graph_event_use(uint64_t event) {
+  int rc = ACCEL_OK;
+  pthread_mutex_lock(&g_graph_mu);
+  for (int i = 0; i < GRAPH_CAPTURED_EVENTS; ++i)
+    if (event != 0 && g_captured_events[i] == event) rc = ACCEL_CAPTURE_UNSUPPORTED;
+  if (rc != ACCEL_OK)
+    for (int i = 0; i < GRAPH_CAPTURES; ++i)
+      if (g_captures[i].graph >= 0) g_captures[i].invalidated = 1;
+  pthread_mutex_unlock(&g_graph_mu);
+  return rc;
 }
 
 #endif /* VGPU_TESTS_STUB_GRAPH_H_ */

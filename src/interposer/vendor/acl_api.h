@@ -20,6 +20,7 @@ enum {
   ACL_ERROR_INVALID_PARAM = 100000,
   ACL_ERROR_UNINITIALIZE = 100001,
   ACL_ERROR_INVALID_DEVICE = 100005,
+  ACL_ERROR_RT_PARAM_INVALID = 107000,
   ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000,
   ACL_ERROR_RT_MEMORY_ALLOCATION = 207001,
   ACL_ERROR_RT_NO_DEVICE = 207004
@@ -40,7 +41,10 @@ typedef enum aclrtMemMallocPolicy {
   ACL_MEM_MALLOC_NORMAL_ONLY = 2
 } aclrtMemMallocPolicy;
 
-/* aclrtGetMemInfo: DDR is host-side memory; the HBM kinds are the device's. */
+/* aclrtGetMemInfo (CANN 8.5 acl_rt.h): the DDR kinds are host-side memory,
+ * the HBM kinds (P2P and 1 GiB pages too) the device's. The ACL_MEM_*
+ * kinds name a page size only, for aclrtMallocPhysical (HBM on a device,
+ * DDR on the host); aclrtGetMemInfo refuses them. */
 typedef enum aclrtMemAttr {
   ACL_DDR_MEM = 0,
   ACL_HBM_MEM = 1,
@@ -48,9 +52,43 @@ typedef enum aclrtMemAttr {
   ACL_DDR_MEM_NORMAL = 3,
   ACL_HBM_MEM_HUGE = 4,
   ACL_HBM_MEM_NORMAL = 5,
-  ACL_HBM_MEM_P2P_HUGE = 6,
-  ACL_HBM_MEM_P2P_NORMAL = 7
+  ACL_DDR_MEM_P2P_HUGE = 6,
+  ACL_DDR_MEM_P2P_NORMAL = 7,
+  ACL_HBM_MEM_P2P_HUGE = 8,
+  ACL_HBM_MEM_P2P_NORMAL = 9,
+  ACL_HBM_MEM_HUGE1G = 10,
+  ACL_HBM_MEM_P2P_HUGE1G = 11,
+  ACL_MEM_NORMAL = 12,
+  ACL_MEM_HUGE = 13,
+  ACL_MEM_HUGE1G = 14,
+  ACL_MEM_P2P_NORMAL = 15,
+  ACL_MEM_P2P_HUGE = 16,
+  ACL_MEM_P2P_HUGE1G = 17
 } aclrtMemAttr;
+
+/* What aclrtMallocWithCfg's and aclrtMallocForTaskScheduler's config points
+ * to (declared void* below). ACL_RT_MEM_ATTR_DEVICE_ID must name the current
+ * device: the runtime refuses any other (ApiImpl::DevMalloc). */
+typedef enum {
+  ACL_RT_MEM_ATTR_RSV = 0,
+  ACL_RT_MEM_ATTR_MODULE_ID = 1,
+  ACL_RT_MEM_ATTR_DEVICE_ID = 2,
+  ACL_RT_MEM_ATTR_VA_FLAG = 3
+} aclrtMallocAttrType;
+typedef union {
+  uint16_t moduleId;
+  uint32_t deviceId;
+  uint32_t vaFlag;
+  uint8_t rsv[8];
+} aclrtMallocAttrValue;
+typedef struct {
+  aclrtMallocAttrType attr;
+  aclrtMallocAttrValue value;
+} aclrtMallocAttribute;
+typedef struct {
+  aclrtMallocAttribute* attrs;
+  size_t numAttrs;
+} aclrtMallocConfig;
 
 /* Virtual memory (CANN 7+; torch_npu's expandable segments): physical
  * memory made by aclrtMallocPhysical on location.id (a logical device,
@@ -91,6 +129,8 @@ aclError aclrtMallocWithCfg(void** ptr, size_t size, aclrtMemMallocPolicy policy
 aclError aclrtMallocAlign32(void** ptr, size_t size, aclrtMemMallocPolicy policy);
 aclError aclrtMallocForTaskScheduler(void** ptr, size_t size, aclrtMemMallocPolicy policy, void* config);
 aclError aclrtFree(void* ptr);
+/* aclrtFree after a device synchronisation (memory of aclrtMalloc only). */
+aclError aclrtFreeWithDevSync(void* ptr);
 aclError aclrtReserveMemAddress(void** va, size_t size, size_t alignment, void* expected, uint64_t flags);
 aclError aclrtReleaseMemAddress(void* va);
 aclError aclrtMallocPhysical(aclrtDrvMemHandle* handle, size_t size, const aclrtPhysicalMemProp* prop,
@@ -98,6 +138,9 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle* handle, size_t size, const aclrt
 aclError aclrtFreePhysical(aclrtDrvMemHandle handle);
 aclError aclrtMapMem(void* va, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags);
 aclError aclrtUnmapMem(void* va);
+/* The handle mapped at `va`, with another reference: aclrtFreePhysical must
+ * be called once more for it. */
+aclError aclrtMemRetainAllocationHandle(void* va, aclrtDrvMemHandle* handle);
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free_bytes, size_t* total_bytes);
 
 /* Work on the device: kernels, models, single operators. */
@@ -143,6 +186,36 @@ aclError aclopCompileAndExecuteV2(const char* op_type, int num_inputs, aclTensor
                                   aclDataBuffer* inputs[], int num_outputs, aclTensorDesc* output_desc[],
                                   aclDataBuffer* outputs[], aclopAttr* attr, aclopEngineType engine,
                                   aclopCompileType compile, const char* op_path, aclrtStream stream);
+/* Work of CANN 8.x: model runtime instances (a captured or built task
+ * graph, torch_npu's NPUGraph; aclmdlRIExecute runs it on the default
+ * stream and waits), the model executions with a config handle
+ * (aclmdlExecuteV2 waits for the stream) and the cast operator. */
+typedef void* aclmdlRI;
+typedef struct aclmdlExecConfigHandle aclmdlExecConfigHandle;
+/* Capture of a stream into a model RI (torch_npu's NPUGraph): as CUDA's
+ * stream capture, modes 0 global, 1 thread-local, 2 relaxed. */
+typedef enum {
+  ACL_MODEL_RI_CAPTURE_MODE_GLOBAL = 0,
+  ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL = 1,
+  ACL_MODEL_RI_CAPTURE_MODE_RELAXED = 2
+} aclmdlRICaptureMode;
+typedef enum {
+  ACL_MODEL_RI_CAPTURE_STATUS_NONE = 0,
+  ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE = 1,
+  ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED = 2
+} aclmdlRICaptureStatus;
+enum { ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED = 507903 };
+aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode);
+aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus* status, aclmdlRI* model_ri);
+aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* model_ri);
+aclError aclmdlRIExecuteAsync(aclmdlRI model_ri, aclrtStream stream);
+aclError aclmdlRIExecute(aclmdlRI model_ri, int32_t timeout);
+aclError aclmdlExecuteV2(uint32_t model_id, const aclmdlDataset* input, aclmdlDataset* output, aclrtStream stream,
+                         const aclmdlExecConfigHandle* handle);
+aclError aclmdlExecuteAsyncV2(uint32_t model_id, const aclmdlDataset* input, aclmdlDataset* output,
+                              aclrtStream stream, const aclmdlExecConfigHandle* handle);
+aclError aclopCast(const aclTensorDesc* src_desc, const aclDataBuffer* src_buffer, const aclTensorDesc* dst_desc,
+                   aclDataBuffer* dst_buffer, uint8_t truncate, aclrtStream stream);
 /* Offline models: loads whose work and weight memory the runtime
  * allocates (how much: aclmdlQuerySize), the WithMem loads where the
  * program hands in either (a null pointer: the runtime allocates that one),
@@ -156,8 +229,35 @@ typedef enum {
   ACL_MDL_WEIGHT_ADDR_PTR = 5,
   ACL_MDL_WEIGHT_SIZET = 6,
   ACL_MDL_WORKSPACE_ADDR_PTR = 7,
-  ACL_MDL_WORKSPACE_SIZET = 8
+  ACL_MDL_WORKSPACE_SIZET = 8,
+  /* The other partitions a program may hand in (aclmdlExeOMDesc). */
+  ACL_MDL_MODEL_DESC_PTR = 15,
+  ACL_MDL_KERNEL_PTR = 17,
+  ACL_MDL_KERNEL_ARGS_PTR = 19,
+  ACL_MDL_STATIC_TASK_PTR = 21,
+  ACL_MDL_DYNAMIC_TASK_PTR = 23,
+  ACL_MDL_FIFO_PTR = 26
 } aclmdlConfigAttr;
+/* The device memory a model file's load takes, partition by partition
+ * (aclmdlQueryExeOMDesc, CANN 8.x acl_mdl.h; answered by the runtimes that
+ * load *.exeom models, others lack the call or refuse). */
+typedef struct aclmdlExeOMDesc {
+  size_t workSize;
+  size_t weightSize;
+  size_t modelDescSize;
+  size_t kernelSize;
+  size_t kernelArgsSize;
+  size_t staticTaskSize;
+  size_t dynamicTaskSize;
+  size_t fifoTaskSize;
+  size_t reserved[8];
+} aclmdlExeOMDesc;
+aclError aclmdlQueryExeOMDesc(const char* path, aclmdlExeOMDesc* desc);
+/* Bundles (several models in one file, loaded together): the runtime
+ * allocates their memory and no call sizes it beforehand. */
+aclError aclmdlBundleLoadFromFile(const char* path, uint32_t* bundle_id);
+aclError aclmdlBundleLoadFromMem(const void* model, size_t model_size, uint32_t* bundle_id);
+aclError aclmdlBundleUnload(uint32_t bundle_id);
 enum { ACL_MDL_LOAD_FROM_FILE = 1, ACL_MDL_LOAD_FROM_FILE_WITH_MEM = 2, ACL_MDL_LOAD_FROM_MEM = 3,
        ACL_MDL_LOAD_FROM_MEM_WITH_MEM = 4 };
 aclError aclmdlQuerySize(const char* path, size_t* work_size, size_t* weight_size);

@@ -27,7 +27,10 @@ enum {
   CUDA_ERROR_NOT_FOUND = 500,
   CUDA_ERROR_NOT_READY = 600,
   CUDA_ERROR_NOT_PERMITTED = 800,
-  CUDA_ERROR_NOT_SUPPORTED = 801
+  CUDA_ERROR_NOT_SUPPORTED = 801,
+  CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+  CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+  CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906
 };
 
 typedef int CUdevice;
@@ -119,6 +122,8 @@ typedef struct CUDA_ARRAY3D_DESCRIPTOR_st {
   unsigned int NumChannels;
   unsigned int Flags;
 } CUDA_ARRAY3D_DESCRIPTOR;
+/* Flags: a layered array's Depth is its number of layers. */
+enum { CUDA_ARRAY3D_LAYERED = 0x01 };
 
 /* cuLaunchKernelEx */
 typedef struct CUlaunchAttribute_st CUlaunchAttribute;
@@ -343,12 +348,16 @@ CUresult cuGraphExecDestroy(CUgraphExec exec);
  * running it. */
 CUresult cuGraphUpload(CUgraphExec exec, CUstream stream);
 CUresult cuGraphUpload_ptsz(CUgraphExec exec, CUstream stream);
-/* cuStreamBeginCapture_v2's mode and cuStreamBeginCaptureToGraph's edges
- * are not modelled by the stub. */
+/* cuStreamBeginCaptureToGraph's edges are not modelled by the stub. */
+/* Capture modes: 0 global, 1 thread-local, 2 relaxed. cuStreamBeginCapture
+ * is CUDA 10.0's, without a mode (global). */
+CUresult cuStreamBeginCapture(CUstream stream);
 CUresult cuStreamBeginCapture_v2(CUstream stream, int mode);
 CUresult cuStreamBeginCapture_ptsz(CUstream stream, int mode);
 CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph, const CUgraphNode* deps,
                                      const CUgraphEdgeData* edges, size_t ndeps, int mode);
+CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream stream, CUgraph graph, const CUgraphNode* deps,
+                                          const CUgraphEdgeData* edges, size_t ndeps, int mode);
 CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph);
 CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph);
 /* The first signature, still exported (later ones add graph and edges). */

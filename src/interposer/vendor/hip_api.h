@@ -19,13 +19,17 @@ enum {
   hipErrorInvalidValue = 1,
   hipErrorOutOfMemory = 2,
   hipErrorNotInitialized = 3,
+  hipErrorInvalidConfiguration = 9,
   hipErrorInvalidDeviceFunction = 98,
   hipErrorNoDevice = 100,
   hipErrorInvalidDevice = 101,
   hipErrorInvalidHandle = 400,
   hipErrorNotFound = 500,
   hipErrorNotReady = 600,
-  hipErrorNotSupported = 801
+  hipErrorNotSupported = 801,
+  hipErrorStreamCaptureUnsupported = 900,
+  hipErrorStreamCaptureInvalidated = 901,
+  hipErrorStreamCaptureImplicit = 906
 };
 
 typedef int hipDevice_t;
@@ -61,6 +65,49 @@ typedef struct hipPitchedPtr {
   void* ptr;
   size_t pitch, xsize, ysize;
 } hipPitchedPtr;
+
+/* Copies and fills. hipMemcpyDeviceToDeviceNoCU asks for the DMA engines. */
+typedef int hipMemcpyKind;
+enum {
+  hipMemcpyHostToHost = 0,
+  hipMemcpyHostToDevice = 1,
+  hipMemcpyDeviceToHost = 2,
+  hipMemcpyDeviceToDevice = 3,
+  hipMemcpyDefault = 4,
+  hipMemcpyDeviceToDeviceNoCU = 1024
+};
+typedef struct hipMemcpy3DParms hipMemcpy3DParms; /* not looked into */
+#define VGPU_HIP_COPY_DECLS(S)                                                                                     \
+  hipError_t hipMemset##S(void* dst, int value, size_t bytes);                                                     \
+  hipError_t hipMemsetAsync##S(void* dst, int value, size_t bytes, hipStream_t stream);                            \
+  hipError_t hipMemset2D##S(void* dst, size_t pitch, int value, size_t width, size_t height);                      \
+  hipError_t hipMemset2DAsync##S(void* dst, size_t pitch, int value, size_t width, size_t height,                  \
+                                 hipStream_t stream);                                                              \
+  hipError_t hipMemset3D##S(hipPitchedPtr dst, int value, hipExtent extent);                                       \
+  hipError_t hipMemset3DAsync##S(hipPitchedPtr dst, int value, hipExtent extent, hipStream_t stream);              \
+  hipError_t hipMemcpy##S(void* dst, const void* src, size_t bytes, hipMemcpyKind kind);                           \
+  hipError_t hipMemcpyAsync##S(void* dst, const void* src, size_t bytes, hipMemcpyKind kind, hipStream_t stream);  \
+  hipError_t hipMemcpy2D##S(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, \
+                            hipMemcpyKind kind);                                                                   \
+  hipError_t hipMemcpy2DAsync##S(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,           \
+                                 size_t height, hipMemcpyKind kind, hipStream_t stream);                           \
+  hipError_t hipMemcpy3D##S(const hipMemcpy3DParms* p);                                                            \
+  hipError_t hipMemcpy3DAsync##S(const hipMemcpy3DParms* p, hipStream_t stream);
+VGPU_HIP_COPY_DECLS()
+VGPU_HIP_COPY_DECLS(_spt)
+#undef VGPU_HIP_COPY_DECLS
+hipError_t hipMemsetD8(hipDeviceptr_t dst, unsigned char value, size_t count);
+hipError_t hipMemsetD8Async(hipDeviceptr_t dst, unsigned char value, size_t count, hipStream_t stream);
+hipError_t hipMemsetD16(hipDeviceptr_t dst, unsigned short value, size_t count);
+hipError_t hipMemsetD16Async(hipDeviceptr_t dst, unsigned short value, size_t count, hipStream_t stream);
+hipError_t hipMemsetD32(hipDeviceptr_t dst, int value, size_t count);
+hipError_t hipMemsetD32Async(hipDeviceptr_t dst, int value, size_t count, hipStream_t stream);
+hipError_t hipMemcpyWithStream(void* dst, const void* src, size_t bytes, hipMemcpyKind kind, hipStream_t stream);
+hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t bytes);
+hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t bytes, hipStream_t stream);
+hipError_t hipMemcpyPeer(void* dst, int dst_device, const void* src, int src_device, size_t bytes);
+hipError_t hipMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t bytes,
+                              hipStream_t stream);
 typedef enum hipArray_Format {
   HIP_AD_FORMAT_UNSIGNED_INT8 = 0x01,
   HIP_AD_FORMAT_UNSIGNED_INT16 = 0x02,
@@ -129,6 +176,17 @@ hipError_t hipMallocMipmappedArray(hipMipmappedArray_t* array, const hipChannelF
 hipError_t hipFreeArray(hipArray_t array);
 hipError_t hipArrayDestroy(hipArray_t array);
 hipError_t hipFreeMipmappedArray(hipMipmappedArray_t array);
+/* The driver-style twins (HIP_ARRAY3D_DESCRIPTOR); either free call frees
+ * a mipmapped array made either way. With hipArrayLayered, Depth is the
+ * number of layers, which the levels do not halve. */
+enum { hipArrayLayered = 0x01 };
+hipError_t hipMipmappedArrayCreate(hipMipmappedArray_t* array, HIP_ARRAY3D_DESCRIPTOR* desc, unsigned int levels);
+hipError_t hipMipmappedArrayDestroy(hipMipmappedArray_t array);
+/* Compiler ABI (not in the public headers): a program's module constructor
+ * registers each __managed__ variable; the runtime allocates `size` bytes
+ * of managed memory for it into *pointer and copies init_value there. */
+void __hipRegisterManagedVar(void* hip_module, void** pointer, void* init_value, const char* name, size_t size,
+                             unsigned align);
 hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* handle, size_t size, const hipMemAllocationProp* prop,
                         unsigned long long flags);
 hipError_t hipMemRelease(hipMemGenericAllocationHandle_t handle);
@@ -159,6 +217,11 @@ hipError_t hipLaunchKernel(const void* function, dim3 grid, dim3 block, void** a
 hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz,
                                  unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared_bytes,
                                  hipStream_t stream, void** params, void** extra);
+/* The launch API before hip-clang: a configuration pushed per thread,
+ * arguments staged, then launched (popped). */
+hipError_t hipConfigureCall(dim3 grid, dim3 block, size_t shared_bytes, hipStream_t stream);
+hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset);
+hipError_t hipLaunchByPtr(const void* function);
 /* Graphs that allocate memory: as CUDA's (allocation nodes, stream
  * capture, instantiation, the device's graph memory pool). */
 typedef struct ihipGraph* hipGraph_t;
@@ -179,13 +242,17 @@ typedef struct hipMemAllocNodeParams {
   size_t bytesize;
   void* dptr; /* out */
 } hipMemAllocNodeParams;
-enum { hipGraphNodeTypeMemAlloc = 10 };
+enum { hipGraphNodeTypeGraph = 4, hipGraphNodeTypeMemAlloc = 10 };
+typedef struct hipChildGraphNodeParams {
+  hipGraph_t graph; /* cloned into the parent */
+} hipChildGraphNodeParams;
 typedef struct hipGraphNodeParams {
   int type;
   int reserved0[3];
   union {
     long long reserved1[29];
     hipMemAllocNodeParams alloc;
+    hipChildGraphNodeParams graph;
   };
   long long reserved2;
 } hipGraphNodeParams;
@@ -204,19 +271,30 @@ typedef enum hipGraphMemAttributeType {
   hipGraphMemAttrUsedMemCurrent = 0,
   hipGraphMemAttrReservedMemCurrent = 2
 } hipGraphMemAttributeType;
+hipError_t hipMemPoolCreate(hipMemPool_t* pool, const hipMemPoolProps* props);
 hipError_t hipGraphCreate(hipGraph_t* graph, unsigned int flags);
 hipError_t hipGraphDestroy(hipGraph_t graph);
 hipError_t hipGraphAddMemAllocNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps, size_t ndeps,
                                    hipMemAllocNodeParams* params);
 hipError_t hipGraphAddNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps, size_t ndeps,
                            hipGraphNodeParams* params);
+/* Unlike CUDA's driver, HIP's runtime clones graphs with allocation nodes,
+ * into child graph nodes and with hipGraphClone. */
+hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                     size_t ndeps, hipGraph_t child);
+hipError_t hipGraphClone(hipGraph_t* clone, hipGraph_t original);
 hipError_t hipGraphInstantiate(hipGraphExec_t* exec, hipGraph_t graph, hipGraphNode_t* error_node, char* log,
                                size_t log_size);
 hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* exec, hipGraph_t graph, unsigned long long flags);
 hipError_t hipGraphInstantiateWithParams(hipGraphExec_t* exec, hipGraph_t graph, hipGraphInstantiateParams* params);
 hipError_t hipGraphExecDestroy(hipGraphExec_t exec);
 hipError_t hipGraphUpload(hipGraphExec_t exec, hipStream_t stream);
+/* Capture modes: 0 global, 1 thread-local, 2 relaxed. */
 hipError_t hipStreamBeginCapture(hipStream_t stream, int mode);
+hipError_t hipStreamBeginCapture_spt(hipStream_t stream, int mode);
+/* edges: const hipGraphEdgeData*, not modelled. */
+hipError_t hipStreamBeginCaptureToGraph(hipStream_t stream, hipGraph_t graph, const hipGraphNode_t* deps,
+                                        const void* edges, size_t ndeps, int mode);
 hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t* graph);
 hipError_t hipStreamEndCapture_spt(hipStream_t stream, hipGraph_t* graph);
 hipError_t hipStreamGetCaptureInfo(hipStream_t stream, hipStreamCaptureStatus* status, unsigned long long* id);
@@ -265,6 +343,8 @@ hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* list, int count, 
 hipError_t hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams* list, unsigned int count,
                                                        unsigned int flags);
 hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device);
+hipError_t hipStreamCreate(hipStream_t* stream);
+hipError_t hipStreamDestroy(hipStream_t stream);
 /* Launches with a configuration (ROCm 6.2+); attributes are passed through. */
 typedef struct hipLaunchAttribute_st hipLaunchAttribute;
 typedef struct hipLaunchConfig_t {
