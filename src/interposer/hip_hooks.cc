@@ -135,13 +135,6 @@ void HipPaceAfter(const HipPaced& paced, hipError_t rc, hipStream_t stream) {
   OnDevice(paced.device, HipCurrentDevice(), after);
 }
 
-namespace {
-
-using Paced = HipPaced;
-Paced PaceBefore(hipStream_t stream) { return HipPaceBefore(stream); }
-void PaceAfter(const Paced& paced, hipError_t rc, hipStream_t stream) { HipPaceAfter(paced, rc, stream); }
-
-}  // namespace
 }  // namespace interposer
 }  // namespace vgpu
 
@@ -164,7 +157,7 @@ VGPU_HOOK hipError_t hipGetDeviceCount(int* count) {
     if (!real) return hipErrorNotInitialized;                         \
     if (size == 0) return real args; /* HIP: nothing is allocated */  \
     Gate g;                                                           \
-    if (hipError_t refused = HipAdmitHere(size, &g)) return refused;     \
+    if (hipError_t refused = HipAdmitHere(size, &g)) return refused;  \
     hipError_t rc = real args;                                        \
     Settle(g, rc == hipSuccess, Kind::kPointer, ptr ? Key(*ptr) : 0); \
     return rc;                                                        \
@@ -209,9 +202,9 @@ VGPU_HOOK hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t dev) {
   VGPU_HOOK hipError_t name params {                \
     VGPU_REAL(kHip, name);                          \
     if (!real) return hipErrorNotInitialized;       \
-    const Paced paced = PaceBefore(stream);         \
+    const HipPaced paced = HipPaceBefore(stream);   \
     const hipError_t rc = real args;                \
-    PaceAfter(paced, rc, stream);                   \
+    HipPaceAfter(paced, rc, stream);                \
     return rc;                                      \
   }
 #define VGPU_HIP_KERNEL_PARAMS(shared_type) \
@@ -284,38 +277,38 @@ VGPU_HOOK hipError_t hipLaunchByPtr(const void* function) {
   VGPU_REAL(kHip, hipLaunchByPtr);
   if (!real) return hipErrorNotInitialized;
   hipStream_t stream = t_configured_depth > 0 ? t_configured[--t_configured_depth] : nullptr;
-  const Paced paced = PaceBefore(stream);
+  const HipPaced paced = HipPaceBefore(stream);
   const hipError_t rc = real(function);
-  PaceAfter(paced, rc, stream);
+  HipPaceAfter(paced, rc, stream);
   return rc;
 }
 
 // A graph that allocates memory when it runs is admitted against its
 // devices' graph pools first (graph_charges.h).
-#define VGPU_HIP_GRAPH_LAUNCH(name)                                                                \
-  VGPU_HOOK hipError_t name(hipGraphExec_t graph, hipStream_t stream) {                            \
-    VGPU_REAL(kHip, name);                                                                         \
-    if (!real) return hipErrorNotInitialized;                                                      \
-    const Paced paced = PaceBefore(stream);                                                        \
-    hipError_t rc = hipErrorOutOfMemory;                                                           \
-    HipGraphCharges().Launch(graph, [&] { return (rc = real(graph, stream)) == hipSuccess; });     \
-    PaceAfter(paced, rc, stream);                                                                  \
-    return rc;                                                                                     \
+#define VGPU_HIP_GRAPH_LAUNCH(name)                                                            \
+  VGPU_HOOK hipError_t name(hipGraphExec_t graph, hipStream_t stream) {                        \
+    VGPU_REAL(kHip, name);                                                                     \
+    if (!real) return hipErrorNotInitialized;                                                  \
+    const HipPaced paced = HipPaceBefore(stream);                                              \
+    hipError_t rc = hipErrorOutOfMemory;                                                       \
+    HipGraphCharges().Launch(graph, [&] { return (rc = real(graph, stream)) == hipSuccess; }); \
+    HipPaceAfter(paced, rc, stream);                                                           \
+    return rc;                                                                                 \
   }
 VGPU_HIP_GRAPH_LAUNCH(hipGraphLaunch)
 VGPU_HIP_GRAPH_LAUNCH(hipGraphLaunch_spt)
 
 // Multi-device launches: every entry is paced on its own stream's device.
-#define VGPU_HIP_MULTI_LAUNCH(name, Entry, Count, stream_field)                     \
-  VGPU_HOOK hipError_t name(Entry* list, Count count, unsigned int flags) {         \
-    VGPU_REAL(kHip, name);                                                          \
-    if (!real) return hipErrorNotInitialized;                                       \
-    if (!list || count <= 0 || count > 64) return real(list, count, flags);         \
-    Paced paced[64];                                                                \
-    for (Count i = 0; i < count; ++i) paced[i] = PaceBefore(list[i].stream_field);  \
-    const hipError_t rc = real(list, count, flags);                                 \
-    for (Count i = 0; i < count; ++i) PaceAfter(paced[i], rc, list[i].stream_field); \
-    return rc;                                                                      \
+#define VGPU_HIP_MULTI_LAUNCH(name, Entry, Count, stream_field)                         \
+  VGPU_HOOK hipError_t name(Entry* list, Count count, unsigned int flags) {             \
+    VGPU_REAL(kHip, name);                                                              \
+    if (!real) return hipErrorNotInitialized;                                           \
+    if (!list || count <= 0 || count > 64) return real(list, count, flags);             \
+    HipPaced paced[64];                                                                 \
+    for (Count i = 0; i < count; ++i) paced[i] = HipPaceBefore(list[i].stream_field);   \
+    const hipError_t rc = real(list, count, flags);                                     \
+    for (Count i = 0; i < count; ++i) HipPaceAfter(paced[i], rc, list[i].stream_field); \
+    return rc;                                                                          \
   }
 VGPU_HIP_MULTI_LAUNCH(hipLaunchCooperativeKernelMultiDevice, hipLaunchParams, int, stream)
 VGPU_HIP_MULTI_LAUNCH(hipExtLaunchMultiKernelMultiDevice, hipLaunchParams, int, stream)
