@@ -74,8 +74,12 @@ Status ClusterState::AddNode(const std::string& name, uint64_t cpu_milli, uint64
       id = static_cast<DeviceType>(type_names_.size());
       type_names_.push_back(Trim(t));
       type_keys_.push_back(Lower(Trim(t)));
+      type_total_.push_back(0);
+      type_free_.push_back(0);
     }
     node.devices.push_back(DeviceState{id, shares_per_device_});
+    type_total_[id] += shares_per_device_;
+    type_free_[id] += shares_per_device_;
   }
   node.tasks_by_affinity.assign(node.devices.size() + 1, 0);
   node.generation = NextGeneration();
@@ -101,9 +105,12 @@ Status ClusterState::SetFree(size_t index, uint64_t cpu_free, uint64_t memory_fr
     if (f > shares_per_device_)
       return Status::Error("node " + n.name + ": a device with " + std::to_string(f) +
                            " free shares, more than S=" + std::to_string(shares_per_device_));
-  free_shares_ -= n.FreeShares();
-  for (size_t d = 0; d < device_free.size(); ++d) n.devices[d].free = device_free[d];
-  free_shares_ += n.FreeShares();
+  for (size_t d = 0; d < device_free.size(); ++d) {
+    DeviceState& dev = n.devices[d];
+    free_shares_ = free_shares_ - dev.free + device_free[d];
+    type_free_[dev.type] = type_free_[dev.type] - dev.free + device_free[d];
+    dev.free = device_free[d];
+  }
   n.cpu_free = cpu_free;
   n.memory_free = memory_free;
   n.generation = NextGeneration();
@@ -189,7 +196,10 @@ Status ClusterState::Change(const Request& req, const Placement& p, bool release
     NodeState& n = nodes_[a.node];
     adjust(n.cpu_free, req.cpu_milli);
     adjust(n.memory_free, req.memory_mib);
-    for (uint32_t d : a.devices) adjust(n.devices[d].free, a.shares_per_device);
+    for (uint32_t d : a.devices) {
+      adjust(n.devices[d].free, a.shares_per_device);
+      adjust(type_free_[n.devices[d].type], uint64_t{a.shares_per_device});
+    }
     adjust(free_shares_, static_cast<uint64_t>(a.devices.size()) * a.shares_per_device);
     // A count of running tasks, not of free resources: the other way round.
     if (!a.devices.empty()) {

@@ -117,6 +117,9 @@ class ClusterState {
   uint64_t max_node_shares() const { return max_node_shares_; }
   uint64_t total_shares() const { return total_shares_; }
   uint64_t free_shares() const { return free_shares_; }
+  // The same per device type (0 for a type no device has).
+  uint64_t total_shares_of(DeviceType t) const { return t < type_total_.size() ? type_total_[t] : 0; }
+  uint64_t free_shares_of(DeviceType t) const { return t < type_free_.size() ? type_free_[t] : 0; }
 
   // Takes / gives back what `p` assigns for `req`. Everything is checked
   // first (node and device indexes, distinct nodes, types, free amounts);
@@ -143,6 +146,8 @@ class ClusterState {
   uint64_t max_node_shares_ = 0;
   uint64_t total_shares_ = 0;
   uint64_t free_shares_ = 0;
+  std::vector<uint64_t> type_total_;  // [type]
+  std::vector<uint64_t> type_free_;
 };
 
 // ---- Workload model (fgd, pool) ------------------------------------------

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <tuple>
 
 #include "placement/placement_internal.h"
 
@@ -64,42 +66,54 @@ size_t FragmentationCache::KeyHash::operator()(const NodeKey& k) const {
 
 FragmentationCache::FragmentationCache(std::shared_ptr<const WorkloadModel> model)
     : model_(std::move(model)) {
+  // (type list, -shares, devices) -> the classes' (cpu, weight)
+  std::map<std::tuple<std::vector<DeviceType>, int64_t, uint32_t>, std::vector<std::pair<uint64_t, double>>> by;
   for (const auto& c : model_->classes()) {
     if (c.devices == 0)
       cpu_only_weight_ += c.weight;
-    else if (c.types.empty())
-      untyped_.push_back(Untyped{c.shares, c.devices, c.cpu_milli, c.weight});
     else
-      typed_.push_back(c);
+      by[{c.types, -int64_t{c.shares}, c.devices}].emplace_back(c.cpu_milli, c.weight);
   }
-  std::stable_sort(untyped_.begin(), untyped_.end(),
-                   [](const Untyped& a, const Untyped& b) { return a.shares > b.shares; });
+  for (auto& [key, members] : by) {
+    const auto& [types, neg_shares, devices] = key;
+    if (lists_.empty() || lists_.back().types != types) lists_.push_back(TypeList{types, {}});
+    Group g;
+    g.shares = static_cast<uint32_t>(-neg_shares);
+    g.devices = devices;
+    std::sort(members.begin(), members.end());
+    for (const auto& [cpu, weight] : members) {
+      g.weight += weight;
+      g.cpu.push_back(cpu);
+      g.cpu_weight.push_back(g.weight);
+    }
+    lists_.back().groups.push_back(std::move(g));
+  }
   memo_.reserve(4096);
 }
 
+double FragmentationCache::Group::FitWeight(uint64_t cpu_free) const {
+  const size_t n = std::upper_bound(cpu.begin(), cpu.end(), cpu_free) - cpu.begin();
+  return n == 0 ? 0.0 : cpu_weight[n - 1];
+}
+
 double FragmentationCache::Compute(uint64_t cpu_free, const std::vector<DeviceState>& devices) {
-  frees_.clear();
   uint64_t idle = 0;
-  for (const auto& d : devices) {
-    frees_.push_back(d.free);
-    idle += d.free;
-  }
+  for (const auto& d : devices) idle += d.free;
   if (idle == 0) return 0;
-  std::sort(frees_.begin(), frees_.end(), std::greater<uint32_t>());
   const double all = static_cast<double>(idle);
   double total = cpu_only_weight_ * all;
-  size_t fit = 0;       // devices with free >= the class's shares
-  uint64_t usable = 0;  // their free shares
-  for (const auto& c : untyped_) {
-    while (fit < frees_.size() && frees_[fit] >= c.shares) usable += frees_[fit++];
-    const bool fits = cpu_free >= c.cpu && fit >= c.devices;
-    total += c.weight * (fits ? static_cast<double>(idle - usable) : all);
-  }
-  for (const auto& c : typed_) {
-    uint64_t stranded = 0;
-    uint32_t can = CountHosts(c, devices, &stranded);
-    const bool fits = cpu_free >= c.cpu_milli && can >= c.devices;
-    total += c.weight * (fits ? static_cast<double>(stranded) : all);
+  for (const TypeList& list : lists_) {
+    frees_.clear();
+    for (const auto& d : devices)
+      if (TypeAllowed(list.types, d.type)) frees_.push_back(d.free);
+    std::sort(frees_.begin(), frees_.end(), std::greater<uint32_t>());
+    size_t fit = 0;       // allowed devices with free >= the group's shares
+    uint64_t usable = 0;  // their free shares; the rest of idle is stranded
+    for (const Group& g : list.groups) {
+      while (fit < frees_.size() && frees_[fit] >= g.shares) usable += frees_[fit++];
+      const double fits = fit >= g.devices ? g.FitWeight(cpu_free) : 0.0;
+      total += fits * static_cast<double>(idle - usable) + (g.weight - fits) * all;
+    }
   }
   return total;
 }
@@ -203,7 +217,7 @@ double FragmentationPolicy::Score(const ClusterState& c, uint32_t i, const Shape
   const NodeVerdict v = known ? *known : Evaluate(c, i, sh);
   if (!known) memo_.Store(i, query_, n.generation, v);
   *device = v.device;
-  return v.score;
+  return v.score + Adjustment(c, i, sh, v);
 }
 
 namespace {

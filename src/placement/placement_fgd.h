@@ -38,11 +38,15 @@ void MakeNodeKey(uint64_t cpu_free, const std::vector<DeviceState>& devices, Nod
 double NodeFragmentation(const WorkloadModel& m, uint64_t cpu_free,
                          const std::vector<DeviceState>& devices);
 
-// Memoised F per node state, computed in O(classes + devices): classes
-// without a type list are taken in decreasing order of shares against the
-// devices in decreasing order of free shares (one merge), typed ones one by
-// one. The memo is dropped when it exceeds kMaxStates, which bounds memory
-// (a few tens of MB). Not thread-safe: one per policy / simulation.
+// Memoised F per node state. Classes are grouped by type list, and within
+// one by (shares, devices): a group fits or not as a whole but for CPU, so
+// its share of the weight that fits is a binary search in its classes'
+// sorted CPU needs. Per type list, the groups are taken in decreasing order
+// of shares against the allowed devices in decreasing order of free shares
+// (one merge): O(type lists x devices + groups x log classes) per state,
+// however many classes are typed. The memo is dropped when it exceeds
+// kMaxStates, which bounds memory (a few tens of MB). Not thread-safe: one
+// per policy / simulation.
 class FragmentationCache {
  public:
   static constexpr size_t kMaxStates = size_t{1} << 18;
@@ -60,20 +64,25 @@ class FragmentationCache {
   struct KeyHash {
     size_t operator()(const NodeKey& k) const;
   };
-  struct Untyped {  // a device class without a type list
-    uint32_t shares, devices;
-    uint64_t cpu;
-    double weight;
+  struct Group {  // device classes of one type list, shares and devices
+    uint32_t shares = 0, devices = 0;
+    double weight = 0;              // of all its classes
+    std::vector<uint64_t> cpu;      // their CPU needs, ascending
+    std::vector<double> cpu_weight;  // [i]: weight of the classes needing <= cpu[i]
+    double FitWeight(uint64_t cpu_free) const;
+  };
+  struct TypeList {
+    std::vector<DeviceType> types;  // sorted; empty = any
+    std::vector<Group> groups;      // by decreasing shares
   };
   double Compute(uint64_t cpu_free, const std::vector<DeviceState>& devices);
 
   std::shared_ptr<const WorkloadModel> model_;
   std::unordered_map<NodeKey, double, KeyHash> memo_;
-  double cpu_only_weight_ = 0;    // classes that count every idle share
-  std::vector<Untyped> untyped_;  // by decreasing shares
-  std::vector<TaskClass> typed_;
-  NodeKey key_;                   // scratch
-  std::vector<uint32_t> frees_;   // scratch, decreasing
+  double cpu_only_weight_ = 0;  // classes that count every idle share
+  std::vector<TypeList> lists_;
+  NodeKey key_;                  // scratch
+  std::vector<uint32_t> frees_;  // scratch, decreasing
 };
 
 // F before and after one node takes a request: the current value memoised
@@ -162,7 +171,7 @@ class QueryIds {
 };
 
 // Knobs of the pool policy (placement_pool.cc explains the score). As a
-// policy name: "pool:resolution=1,cpu=1,cpu_ratio=1,used=0.5,coverage=1",
+// policy name: "pool:resolution=1,cpu=1,cpu_ratio=1,used=0.5,coverage=1,reserve=0.5",
 // any subset of the keys, the rest at these defaults.
 struct PoolParams {
   double resolution_milli = 1.0;  // gains floored to this step (milli devices); 0: exact
@@ -170,6 +179,7 @@ struct PoolParams {
   double cpu_ratio_scale = 1.0;   // scales the workload's CPU per share
   double used_bonus_milli = 0.5;  // added on nodes already running device tasks
   double coverage = 1.0;          // share of the seen workload modelled (by count)
+  double reserve = 0.5;           // weight of the type-reservation cost (0: off)
 };
 Result<PoolParams> ParsePoolParams(const std::string& text);
 std::string FormatPoolParams(const PoolParams& p);

@@ -132,6 +132,9 @@ class FragmentationPolicy : public ScoringPolicy {
   // The verdict on node i, which fits: its score and, for a sharing
   // request, the device.
   virtual NodeVerdict Evaluate(const ClusterState& c, uint32_t i, const Shape& sh) = 0;
+  // Added to the memoised verdict's score at every decision: for terms that
+  // depend on the whole cluster's state, not only on node i's (0 here).
+  virtual double Adjustment(const ClusterState&, uint32_t, const Shape&, const NodeVerdict&) { return 0; }
 
   Status Begin(const ClusterState& c, const Shape& sh) override;
   double Score(const ClusterState& c, uint32_t i, const Shape& sh, int* device) final;

@@ -142,7 +142,7 @@ std::string FormatTable(const std::vector<PolicySummary>& s, const ReportMeta& m
   o << Pad("policy", wname, true);
   for (uint32_t mark : kMarks) o << Pad("@" + std::to_string(mark) + "%", wcell);
   o << Pad("alloc%", 8) << Pad("frag%", 8) << Pad("failed", 8) << Pad("p50 us", 9) << Pad("p99 us", 9)
-    << "\n";
+    << Pad("max us", 9) << "\n";
   double best = std::numeric_limits<double>::infinity();
   for (const auto& p : s)
     if (p.unallocated.size() > 100 && p.unallocated[100].n) best = std::min(best, p.unallocated[100].mean);
@@ -160,7 +160,8 @@ std::string FormatTable(const std::vector<PolicySummary>& s, const ReportMeta& m
     }
     auto at100 = [&](const std::vector<Stat>& v) { return v.size() > 100 ? Fixed(v[100].mean, 2) : "-"; };
     o << Pad(at100(p.allocation), 8) << Pad(at100(p.frag_rate), 8) << Pad(Fixed(p.failed.mean, 0), 8)
-      << Pad(Fixed(p.latency_p50_us, 1), 9) << Pad(Fixed(p.latency_p99_us, 1), 9) << "\n";
+      << Pad(Fixed(p.latency_p50_us, 1), 9) << Pad(Fixed(p.latency_p99_us, 1), 9)
+      << Pad(Fixed(p.latency_max_us, 1), 9) << "\n";
   }
   if (s.size() > 1) o << "* least unallocated at 100 %\n";
   return o.str();

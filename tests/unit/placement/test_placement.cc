@@ -315,11 +315,12 @@ class PlacementTest : public CppUnit::TestFixture {
     auto tuned = vgpu::MakePolicy("pool:cpu=0.5,resolution=10", o);
     CPPUNIT_ASSERT(tuned.ok());
     CPPUNIT_ASSERT_EQUAL(std::string("pool"), (*tuned)->name());
-    auto params = vgpu::ParsePoolParams("cpu=0.5, used=2");
+    auto params = vgpu::ParsePoolParams("cpu=0.5, used=2,reserve=0.75");
     CPPUNIT_ASSERT(params.ok());
     CPPUNIT_ASSERT_EQUAL(0.5, params->cpu_weight);
     CPPUNIT_ASSERT_EQUAL(2.0, params->used_bonus_milli);
-    CPPUNIT_ASSERT_EQUAL(std::string("resolution=1,cpu=0.5,cpu_ratio=1,used=2,coverage=1"),
+    CPPUNIT_ASSERT_EQUAL(0.75, params->reserve);
+    CPPUNIT_ASSERT_EQUAL(std::string("resolution=1,cpu=0.5,cpu_ratio=1,used=2,coverage=1,reserve=0.75"),
                          vgpu::FormatPoolParams(*params));
     CPPUNIT_ASSERT_EQUAL(std::string("pool"), std::string(vgpu::kDefaultPolicy));
   }

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "placement/placement.h"
+#include "replay.h"
 #include "placement/placement_fgd.h"
 
 using vgpu::ClusterState;
@@ -59,19 +60,6 @@ void Take(ClusterState* c, uint32_t node, uint32_t device, uint32_t shares) {
   p.placed = true;
   p.nodes.push_back({node, {device}, shares});
   CPPUNIT_ASSERT(c->Apply(Req(shares), p).ok());
-}
-
-// Places every request in turn; returns the shares allocated.
-uint64_t Replay(vgpu::PlacementPolicy* policy, ClusterState* c, const std::vector<Request>& seq) {
-  uint64_t allocated = 0;
-  for (const Request& r : seq) {
-    Placement p;
-    CPPUNIT_ASSERT(policy->Place(*c, r, &p).ok());
-    if (!p.placed) continue;
-    CPPUNIT_ASSERT(c->Apply(r, p).ok());
-    allocated += r.shares;
-  }
-  return allocated;
 }
 
 }  // namespace
