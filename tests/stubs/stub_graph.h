@@ -39,6 +39,8 @@
 #ifndef VGPU_TESTS_STUB_GRAPH_H_
 #define VGPU_TESTS_STUB_GRAPH_H_
 
+#include <stdatomic.h>
+
 #include "stub_pool.h"
 
 #define GRAPH_MAX 64
@@ -71,6 +73,10 @@ static struct {
 static uint64_t g_next_capture_id = 1;
 #define GRAPH_CAPTURED_EVENTS 64
 static uint64_t g_captured_events[GRAPH_CAPTURED_EVENTS]; /* 0: free */
+/* Set by the first capture of the process: until then every capture check
+ * below has its no-capture answer without the lock (a driver's checks are
+ * that cheap, and bench/interposer times the interposer, not this stub). */
+static atomic_int g_graph_captured_once;
 
 /* Index of live graph `handle` in `table` (of `base`), or -1. g_graph_mu held. */
 static int graph_index(stub_graph* table, uint64_t base, uint64_t handle) {
@@ -296,6 +302,7 @@ static int graph_capture_begin(uint64_t stream, uint64_t into, int mode) {
   if (stream == 0) return rc; /* the legacy stream cannot be captured */
   if (into == 0 && (rc = graph_create(&made)) != ACCEL_OK) return rc;
   pthread_mutex_lock(&g_graph_mu);
+  atomic_store(&g_graph_captured_once, 1);
   int n = graph_index(g_graphs, GRAPH_HANDLE_BASE, into ? into : made);
   for (int i = 0; i < GRAPH_CAPTURES && slot < 0; ++i)
     if (g_captures[i].graph < 0) slot = i;
@@ -341,6 +348,7 @@ static int graph_capture_info(uint64_t stream, int* capturing, uint64_t* id) {
 /* 1 if `stream` is in capture: then an allocation node of `bytes` on
  * `device` was added (*rc its result, *addr its address), nothing allocated. */
 static int graph_captured(uint64_t stream, int device, uint64_t bytes, uint64_t* addr, int* rc) {
+  if (!atomic_load(&g_graph_captured_once)) return 0;
   pthread_mutex_lock(&g_graph_mu);
   int slot = graph_capture_slot(stream);
   if (slot >= 0) *rc = graph_add_locked(g_captures[slot].graph, device, bytes, addr);
@@ -350,6 +358,7 @@ static int graph_captured(uint64_t stream, int device, uint64_t bytes, uint64_t*
 
 /* 1 if kernels launched on `stream` are captured rather than run. */
 static int graph_capturing(uint64_t stream) {
+  if (!atomic_load(&g_graph_captured_once)) return 0;
   pthread_mutex_lock(&g_graph_mu);
   int slot = graph_capture_slot(stream);
   pthread_mutex_unlock(&g_graph_mu);
@@ -366,6 +375,7 @@ static int graph_capture_forbids(int i) {
  * and the captures that forbid it are invalidated. */
 static int graph_unsafe_call(void) {
   int rc = ACCEL_OK;
+  if (!atomic_load(&g_graph_captured_once)) return rc;
   pthread_mutex_lock(&g_graph_mu);
   for (int i = 0; i < GRAPH_CAPTURES; ++i)
     if (graph_capture_forbids(i)) g_captures[i].invalidated = 1, rc = ACCEL_CAPTURE_UNSUPPORTED;
@@ -378,6 +388,8 @@ static int graph_unsafe_call(void) {
  * during a capture, which is invalidated). */
 static int graph_event_record(uint64_t stream, uint64_t event, int* captured) {
   int rc = ACCEL_OK, slot, any = 0;
+  *captured = 0;
+  if (!atomic_load(&g_graph_captured_once)) return rc;
   pthread_mutex_lock(&g_graph_mu);
   slot = graph_capture_slot(stream);
   for (int i = 0; i < GRAPH_CAPTURES; ++i) any = any || g_captures[i].graph >= 0;
@@ -403,6 +415,7 @@ static int graph_event_record(uint64_t stream, uint64_t event, int* captured) {
  * invalidated if still underway. */
 static int graph_event_use(uint64_t event) {
   int rc = ACCEL_OK;
+  if (!atomic_load(&g_graph_captured_once)) return rc;
   pthread_mutex_lock(&g_graph_mu);
   for (int i = 0; i < GRAPH_CAPTURED_EVENTS; ++i)
     if (event != 0 && g_captured_events[i] == event) rc = ACCEL_CAPTURE_UNSUPPORTED;
