@@ -60,14 +60,23 @@ Status ClusterState::AddNode(const std::string& name, uint64_t cpu_milli, uint64
     return Status::Error("shares per device must be 1.." + std::to_string(kMaxSharesPerDevice) +
                          ", not " + std::to_string(shares_per_device_));
   if (name.empty()) return Status::Error("a node needs a name");
-  for (const auto& n : nodes_)
-    if (n.name == name) return Status::Error("node " + name + " is listed twice");
+  if (names_.count(name)) return Status::Error("node " + name + " is listed twice");
   NodeState node;
   node.name = name;
   node.cpu_total = node.cpu_free = cpu_milli;
   node.memory_total = node.memory_free = memory_mib;
+  for (const auto& t : device_types)  // before anything changes
+    if (t.find_first_not_of(" \t\r\n") == std::string::npos)
+      return Status::Error("node " + name + ": a device has no type");
+  const std::string* last_name = nullptr;  // a node's devices mostly share one type
+  DeviceType last_id = kUnknownType;
   for (const auto& t : device_types) {
-    if (Trim(t).empty()) return Status::Error("node " + name + ": a device has no type");
+    if (last_name && t == *last_name) {
+      node.devices.push_back(DeviceState{last_id, shares_per_device_});
+      type_total_[last_id] += shares_per_device_;
+      type_free_[last_id] += shares_per_device_;
+      continue;
+    }
     DeviceType id = FindType(t);
     if (id == kUnknownType) {
       if (type_names_.size() >= kUnknownType) return Status::Error("too many device types");
@@ -80,6 +89,8 @@ Status ClusterState::AddNode(const std::string& name, uint64_t cpu_milli, uint64
     node.devices.push_back(DeviceState{id, shares_per_device_});
     type_total_[id] += shares_per_device_;
     type_free_[id] += shares_per_device_;
+    last_name = &t;
+    last_id = id;
   }
   node.tasks_by_affinity.assign(node.devices.size() + 1, 0);
   node.generation = NextGeneration();
@@ -88,6 +99,7 @@ Status ClusterState::AddNode(const std::string& name, uint64_t cpu_milli, uint64
   max_node_shares_ = std::max(max_node_shares_, shares);
   total_shares_ += shares;
   free_shares_ += shares;
+  names_.insert(name);
   nodes_.push_back(std::move(node));
   return Status::Ok();
 }
@@ -115,6 +127,23 @@ Status ClusterState::SetFree(size_t index, uint64_t cpu_free, uint64_t memory_fr
   n.memory_free = memory_free;
   n.generation = NextGeneration();
   return Status::Ok();
+}
+
+void ClusterState::KeepGenerationsOf(const ClusterState& before) {
+  if (before.shares_per_device_ != shares_per_device_ || before.type_keys_ != type_keys_) return;
+  const size_t n = std::min(nodes_.size(), before.nodes_.size());
+  for (size_t i = 0; i < n; ++i) {
+    NodeState& a = nodes_[i];
+    const NodeState& b = before.nodes_[i];
+    if (a.name != b.name || a.cpu_total != b.cpu_total || a.cpu_free != b.cpu_free ||
+        a.memory_total != b.memory_total || a.memory_free != b.memory_free ||
+        a.tasks_by_affinity != b.tasks_by_affinity || a.devices.size() != b.devices.size())
+      continue;
+    bool same = true;
+    for (size_t d = 0; same && d < a.devices.size(); ++d)
+      same = a.devices[d].type == b.devices[d].type && a.devices[d].free == b.devices[d].free;
+    if (same) a.generation = b.generation;
+  }
 }
 
 DeviceType ClusterState::FindType(const std::string& name) const {

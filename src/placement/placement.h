@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "util/status.h"
@@ -134,12 +135,19 @@ class ClusterState {
   Status SetFree(size_t node, uint64_t cpu_free, uint64_t memory_free,
                  const std::vector<uint32_t>& device_free);
 
+  // Each node equal to `before`'s node of the same index (name, totals,
+  // free amounts, device types, task counts) takes that node's generation:
+  // a snapshot rebuilt from slurmctld's records then keeps the policies'
+  // per-node memos of the previous snapshot valid where nothing changed.
+  void KeepGenerationsOf(const ClusterState& before);
+
  private:
   Status Check(const Request& req, const Placement& p, bool release) const;
   Status Change(const Request& req, const Placement& p, bool release);
 
   uint32_t shares_per_device_;
   std::vector<NodeState> nodes_;
+  std::unordered_set<std::string> names_;  // of nodes_: AddNode stays O(1) at 10,000 nodes
   std::vector<std::string> type_names_;  // as first seen
   std::vector<std::string> type_keys_;   // lower case
   uint64_t max_node_cpu_ = 0;

@@ -2,6 +2,7 @@
 #include "placement/type_reservation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace vgpu {
@@ -55,6 +56,15 @@ void TypeReservation::Refresh(const ClusterState& c, const std::vector<DeviceTyp
       if (t < pressure_.size()) floor_ = std::min(floor_, pressure_[t]);
   }
   if (floor_ == kNone) floor_ = 0;  // nothing it may use is idle: fits nowhere
+}
+
+std::vector<DeviceType> TypeReservation::TypesByPressure() const {
+  std::vector<DeviceType> out;
+  for (size_t t = 0; t < pressure_.size(); ++t)
+    if (std::isfinite(pressure_[t])) out.push_back(static_cast<DeviceType>(t));
+  std::stable_sort(out.begin(), out.end(),
+                   [this](DeviceType a, DeviceType b) { return pressure_[a] < pressure_[b]; });
+  return out;
 }
 
 }  // namespace vgpu

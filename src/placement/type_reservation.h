@@ -42,6 +42,9 @@ class TypeReservation {
   // Pressures from what is idle on `cluster` now, and the floor of a
   // request allowed `types` (empty: any): once per decision, O(types).
   void Refresh(const ClusterState& cluster, const std::vector<DeviceType>& types);
+  // The types with something idle, least pressed first, at the last
+  // Refresh: the order in which an untyped request should take them.
+  std::vector<DeviceType> TypesByPressure() const;
   // Cost per share of taking type t for the request of the last Refresh.
   double CostPerShare(DeviceType t) const {
     return t < pressure_.size() ? pressure_[t] - floor_ : 0.0;

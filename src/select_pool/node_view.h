@@ -6,6 +6,7 @@
 #define VGPU_SELECT_POOL_NODE_VIEW_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cons_tres_ops.h"
@@ -48,6 +49,10 @@ class ClusterView {
   ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tres);
 
   const ClusterState& cluster() const { return cluster_; }
+  // ClusterState::KeepGenerationsOf on the snapshot.
+  void KeepGenerationsOf(const ClusterState& before) { cluster_.KeepGenerationsOf(before); }
+  // The snapshot, moved out (the view is empty afterwards).
+  ClusterState TakeCluster() { return std::move(cluster_); }
   // Cluster index of a node table index, or -1.
   int ClusterIndex(int node_index) const;
   int NodeIndex(uint32_t cluster_index) const { return node_index_[cluster_index]; }

@@ -5,6 +5,7 @@
 
 #include "node_view.h"
 #include "placement/node_ranking.h"
+#include "placement/placement_fgd.h"
 
 // slurmctld's job list: defined only in slurmctld, while slurmd, srun and
 // the rest load this plugin too; they never schedule, so never read it.
@@ -18,6 +19,9 @@ namespace {
 // slurmctld holds, and at most how many jobs it samples.
 constexpr time_t kModelLifetime = 60;
 constexpr size_t kModelSample = 20000;
+// Jobs that ended this recently (and slurmctld still holds, MinJobAge)
+// count as recent requests too: with short jobs the backlog alone is small.
+constexpr time_t kModelHistory = 600;
 constexpr const char kFallbackPolicy[] = "best-fit";
 
 // A single node's devices as a one-node cluster, so that type ids of the
@@ -27,6 +31,15 @@ ClusterState OneNode(const node_record_t* node, const VgpuDevices& devs, bool ca
   (void)c.AddNode(node->name, 0, 0, devs.types);
   if (!capacity) (void)c.SetFree(0, 0, 0, devs.free);
   return c;
+}
+
+// The policy named prices device types (pool, unless reserve=0).
+bool ReservesTypes(const std::string& policy) {
+  const size_t colon = policy.find(':');
+  if (policy.substr(0, colon) != "pool") return false;
+  if (colon == std::string::npos) return PoolParams{}.reserve > 0;
+  Result<PoolParams> p = ParsePoolParams(policy.substr(colon + 1));
+  return p.ok() && p->reserve > 0;
 }
 
 std::vector<DeviceType> KnownTypes(const ClusterState& c, const std::vector<std::string>& names) {
@@ -245,6 +258,7 @@ int PoolScheduler::RankedNode(const job_record_t* job, const bitstr_t* bitmap, u
   if (vgpu.size() != 1 || !vgpu[0]->gres_per_node) return -1;
 
   ClusterView view(shares_per_device_, cons_tres_);
+  view.KeepGenerationsOf(last_view_);
   const ClusterState& cluster = view.cluster();
   if (cluster.size() == 0) return -1;
   std::vector<bool> candidates(cluster.size(), false);
@@ -255,13 +269,16 @@ int PoolScheduler::RankedNode(const job_record_t* job, const bitstr_t* bitmap, u
   }
   PlacementPolicy* policy = PolicyFor(cluster);
   if (!policy) return -1;
+  UpdateUntypedOrder(cluster);
   auto order = RankNodes(*policy, cluster, RequestOf(job, vgpu[0], cluster),
                          KnownTypes(cluster, type_preference_), candidates);
   if (!order.ok()) {
     debug("select/cons_tres_pool: %pJ: %s", job, order.message().c_str());
     return -1;
   }
-  return order->empty() ? -1 : view.NodeIndex(order->front());
+  const int best = order->empty() ? -1 : view.NodeIndex(order->front());
+  last_view_ = view.TakeCluster();
+  return best;
 }
 
 PlacementPolicy* PoolScheduler::PolicyFor(const ClusterState& cluster) {
@@ -270,15 +287,18 @@ PlacementPolicy* PoolScheduler::PolicyFor(const ClusterState& cluster) {
   const time_t now = time(nullptr);
   if (policy_ && types == policy_types_ && now - policy_built_ < kModelLifetime) return policy_.get();
 
-  // The workload model: one request per job slurmctld holds (pending or
-  // running, one node), CPU-only jobs included, as fgd and pool expect.
+  // The workload model: one request per job slurmctld holds (pending,
+  // running or ended in the last kModelHistory seconds; one node), CPU-only
+  // jobs included, as fgd and pool expect. A type named in --gres pins the
+  // request; an untyped one (TypePreference only orders its types) is free.
   std::vector<Request> seen;
   bool any_shares = false;
   if (!&job_list || !job_list) return nullptr;
   list_itr_t* it = list_iterator_create(job_list);
   while (auto* job = static_cast<job_record_t*>(list_next(it))) {
     if (seen.size() >= kModelSample) break;
-    if (!(IS_JOB_PENDING(job) || IS_JOB_RUNNING(job)) || !job->details) continue;
+    const bool recent = IS_JOB_FINISHED(job) && job->end_time >= now - kModelHistory;
+    if (!(IS_JOB_PENDING(job) || IS_JOB_RUNNING(job) || recent) || !job->details) continue;
     if (job->details->min_nodes > 1) continue;
     std::vector<gres_job_state_t*> vgpu = VgpuRequests(job);
     Request r = RequestOf(job, vgpu.empty() ? nullptr : vgpu[0], cluster);
@@ -306,12 +326,34 @@ PlacementPolicy* PoolScheduler::PolicyFor(const ClusterState& cluster) {
     policy_.reset();
     return nullptr;
   }
-  debug("select/cons_tres_pool: policy %s built from %zu jobs", name.c_str(), seen.size());
+  reservation_.reset();
+  std::string pinned;
+  if (options.workload) {
+    reservation_.emplace(*options.workload, cluster);
+    for (size_t t = 0; t < cluster.type_count(); ++t) {
+      const double f = reservation_->pinned_share(static_cast<DeviceType>(t));
+      if (f > 0) pinned += " " + cluster.TypeName(t) + " " + std::to_string(static_cast<int>(f * 100 + 0.5)) + "%";
+    }
+    if (!reservation_->active() || !ReservesTypes(name)) reservation_.reset();
+  }
+  debug("select/cons_tres_pool: policy %s built from %zu jobs; demand pinned to a type:%s", name.c_str(),
+        seen.size(), pinned.empty() ? " none" : pinned.c_str());
   policy_ = std::move(made).value();
   policy_types_ = types;
   // A fallback is retried as soon as jobs may have arrived.
   policy_built_ = name == policy_name_ ? now : 0;
   return policy_.get();
+}
+
+void PoolScheduler::UpdateUntypedOrder(const ClusterState& cluster) {
+  untyped_order_.clear();
+  if (!type_preference_.empty() || !reservation_ || !reservation_->BuiltFor(cluster)) return;
+  reservation_->Refresh(cluster, {});
+  for (DeviceType t : reservation_->TypesByPressure()) untyped_order_.push_back(cluster.TypeName(t));
+}
+
+const std::vector<std::string>& PoolScheduler::UntypedOrder() const {
+  return type_preference_.empty() ? untyped_order_ : type_preference_;
 }
 
 int PoolScheduler::PlaceOnDevices(job_record_t* job) {
@@ -334,7 +376,7 @@ int PoolScheduler::PlaceOnDevices(job_record_t* job) {
       Request req;
       req.shares = count;
       req.types = RequestTypes(one, js);
-      auto levels = DeviceLevels(one.node(0), req.types, KnownTypes(one, type_preference_),
+      auto levels = DeviceLevels(one.node(0), req.types, KnownTypes(one, UntypedOrder()),
                                  LocalDevices(job, job_node, devs));
       std::vector<uint32_t> chosen =
           ChooseDevicesInOrder(one.node(0), req, devs.shares_per_device, levels);

@@ -16,12 +16,14 @@
 #include <ctime>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "config/vgpu_config.h"
 #include "cons_tres_ops.h"
 #include "placement/placement.h"
+#include "placement/type_reservation.h"
 
 namespace vgpu {
 namespace select_pool {
@@ -60,6 +62,11 @@ class PoolScheduler {
   int RankedNode(const job_record_t* job, const bitstr_t* bitmap, uint32_t min_nodes,
                  uint32_t req_nodes, list_t* preemptee_candidates);
   PlacementPolicy* PolicyFor(const ClusterState& cluster);
+  // Without a TypePreference, pool's untyped requests take the least
+  // pressed device type of a node first (TypeReservation): refreshed at
+  // each ranking, used when the job's devices are chosen.
+  void UpdateUntypedOrder(const ClusterState& cluster);
+  const std::vector<std::string>& UntypedOrder() const;
 
   const ConsTresOps* cons_tres_;
   uint32_t shares_per_device_;
@@ -69,6 +76,11 @@ class PoolScheduler {
   std::unique_ptr<PlacementPolicy> policy_;
   std::vector<std::string> policy_types_;
   time_t policy_built_ = 0;
+  std::optional<TypeReservation> reservation_;  // pool's, when some demand is pinned
+  std::vector<std::string> untyped_order_;
+  // The previous ranking's snapshot: nodes unchanged since keep their
+  // generation, so the policy's memo of them stays valid.
+  ClusterState last_view_{1};
 };
 
 }  // namespace select_pool

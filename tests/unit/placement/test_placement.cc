@@ -58,6 +58,8 @@ class PlacementTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(RegistryErrors);
   CPPUNIT_TEST(ChooseDevicesOnOneNode);
   CPPUNIT_TEST(WorkloadModelClasses);
+  CPPUNIT_TEST(SnapshotKeepsGenerationsOfUnchangedNodes);
+  CPPUNIT_TEST(AddNodeErrorChangesNothing);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -323,6 +325,50 @@ class PlacementTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT_EQUAL(std::string("resolution=1,cpu=0.5,cpu_ratio=1,used=2,coverage=1,reserve=0.75"),
                          vgpu::FormatPoolParams(*params));
     CPPUNIT_ASSERT_EQUAL(std::string("pool"), std::string(vgpu::kDefaultPolicy));
+  }
+
+  // slurmctld rebuilds its snapshot per decision: nodes that did not change
+  // keep their generation (policies' memos stay valid), changed ones not.
+  void SnapshotKeepsGenerationsOfUnchangedNodes() {
+    auto snapshot = [](uint32_t free1) {
+      ClusterState c(100);
+      c.AddNode("n0", 8000, 1000, {"a", "a"});
+      c.AddNode("n1", 8000, 1000, {"a", "b"});
+      CPPUNIT_ASSERT(c.SetFree(1, 4000, 1000, {free1, 100}).ok());
+      return c;
+    };
+    const ClusterState before = snapshot(40);
+    ClusterState same = snapshot(40), changed = snapshot(30);
+    same.KeepGenerationsOf(before);
+    changed.KeepGenerationsOf(before);
+    CPPUNIT_ASSERT_EQUAL(before.node(0).generation, same.node(0).generation);
+    CPPUNIT_ASSERT_EQUAL(before.node(1).generation, same.node(1).generation);
+    CPPUNIT_ASSERT_EQUAL(before.node(0).generation, changed.node(0).generation);
+    CPPUNIT_ASSERT(before.node(1).generation != changed.node(1).generation);
+    // A policy that memoised `before` scores the changed node afresh.
+    std::vector<Request> seen = {Req(30), Req(100)};
+    vgpu::PolicyOptions o;
+    o.workload = std::make_shared<const vgpu::WorkloadModel>(vgpu::WorkloadModel::FromRequests(seen, 100).value());
+    auto pool = vgpu::MakePolicy("pool", o).value();
+    auto fresh = vgpu::MakePolicy("pool", o).value();
+    std::vector<double> x, y;
+    CPPUNIT_ASSERT(pool->Scores(before, Req(30), &x).ok());
+    CPPUNIT_ASSERT(pool->Scores(changed, Req(30), &x).ok());
+    CPPUNIT_ASSERT(fresh->Scores(changed, Req(30), &y).ok());
+    CPPUNIT_ASSERT(x == y);
+  }
+
+  void AddNodeErrorChangesNothing() {
+    ClusterState c(100);
+    CPPUNIT_ASSERT(c.AddNode("n0", 8000, 1000, {"a"}).ok());
+    CPPUNIT_ASSERT(!c.AddNode("n1", 8000, 1000, {"b", " "}).ok());
+    CPPUNIT_ASSERT(!c.AddNode("n0", 8000, 1000, {"a"}).ok());
+    CPPUNIT_ASSERT_EQUAL(size_t{1}, c.size());
+    CPPUNIT_ASSERT_EQUAL(size_t{1}, c.type_count());
+    CPPUNIT_ASSERT_EQUAL(uint64_t{100}, c.total_shares());
+    CPPUNIT_ASSERT_EQUAL(uint64_t{100}, c.total_shares_of(0));
+    CPPUNIT_ASSERT(c.AddNode("n1", 8000, 1000, {"b", "B"}).ok());
+    CPPUNIT_ASSERT_EQUAL(uint64_t{200}, c.total_shares_of(c.FindType("b")));
   }
 
   void WorkloadModelClasses() {

@@ -110,6 +110,8 @@ class TypeReservationTest : public CppUnit::TestFixture {
     r.Refresh(c, {});
     CPPUNIT_ASSERT_DOUBLES_EQUAL(1.0, r.CostPerShare(0), kEps);
     CPPUNIT_ASSERT_DOUBLES_EQUAL(0.0, r.CostPerShare(1), kEps);
+    const std::vector<DeviceType> order = r.TypesByPressure();
+    CPPUNIT_ASSERT(order == (std::vector<DeviceType>{1, 0}));  // b first: least pressed
     r.Refresh(c, {0});  // pinned to a: its own type is free of cost
     CPPUNIT_ASSERT_DOUBLES_EQUAL(0.0, r.CostPerShare(0), kEps);
     r.Refresh(c, {1, 0});
@@ -123,6 +125,7 @@ class TypeReservationTest : public CppUnit::TestFixture {
     r.Refresh(c, {});
     CPPUNIT_ASSERT_DOUBLES_EQUAL(0.0, r.CostPerShare(0), kEps);
     CPPUNIT_ASSERT(std::isfinite(r.CostPerShare(0)));
+    CPPUNIT_ASSERT(r.TypesByPressure() == std::vector<DeviceType>{0});  // b: nothing idle
   }
 
   void NoPinnedDemandIsInactive() {
