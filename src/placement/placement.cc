@@ -71,26 +71,21 @@ Status ClusterState::AddNode(const std::string& name, uint64_t cpu_milli, uint64
   const std::string* last_name = nullptr;  // a node's devices mostly share one type
   DeviceType last_id = kUnknownType;
   for (const auto& t : device_types) {
-    if (last_name && t == *last_name) {
-      node.devices.push_back(DeviceState{last_id, shares_per_device_});
-      type_total_[last_id] += shares_per_device_;
-      type_free_[last_id] += shares_per_device_;
-      continue;
+    if (!last_name || t != *last_name) {
+      last_id = FindType(t);
+      if (last_id == kUnknownType) {
+        if (type_names_.size() >= kUnknownType) return Status::Error("too many device types");
+        last_id = static_cast<DeviceType>(type_names_.size());
+        type_names_.push_back(Trim(t));
+        type_keys_.push_back(Lower(Trim(t)));
+        type_total_.push_back(0);
+        type_free_.push_back(0);
+      }
+      last_name = &t;
     }
-    DeviceType id = FindType(t);
-    if (id == kUnknownType) {
-      if (type_names_.size() >= kUnknownType) return Status::Error("too many device types");
-      id = static_cast<DeviceType>(type_names_.size());
-      type_names_.push_back(Trim(t));
-      type_keys_.push_back(Lower(Trim(t)));
-      type_total_.push_back(0);
-      type_free_.push_back(0);
-    }
-    node.devices.push_back(DeviceState{id, shares_per_device_});
-    type_total_[id] += shares_per_device_;
-    type_free_[id] += shares_per_device_;
-    last_name = &t;
-    last_id = id;
+    node.devices.push_back(DeviceState{last_id, shares_per_device_});
+    type_total_[last_id] += shares_per_device_;
+    type_free_[last_id] += shares_per_device_;
   }
   node.tasks_by_affinity.assign(node.devices.size() + 1, 0);
   node.generation = NextGeneration();
