@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -47,6 +48,12 @@ struct UsageRegionLayout {
   // 1 + the highest slot index ever claimed: sums stop there, so that a
   // reservation costs the job's processes, not the region's size.
   std::atomic<uint32_t> slot_limit;
+  // Set by the holder of the lock while it reserves (Reserve's slow path):
+  // others then queue on the lock instead of adding, so it is not refused
+  // for bytes they hold for a moment. Cleared by a locker that finds the
+  // holder dead. (In the padding before the slots: regions made before it
+  // existed read 0.)
+  std::atomic<uint32_t> slow_reserver;
 
   UsageSlot* slots();
 };
@@ -54,6 +61,10 @@ struct UsageRegionLayout {
 namespace {
 
 constexpr size_t kSlotsOffset = (sizeof(UsageRegionLayout) + 63) / 64 * 64;
+
+// Layout version 1 puts the slots here; fields added to the header must
+// fit before it.
+static_assert(kSlotsOffset == 128, "the header outgrew layout version 1");
 
 size_t RegionSize(uint32_t slots) { return kSlotsOffset + sizeof(UsageSlot) * slots; }
 
@@ -193,6 +204,7 @@ bool UsageRegion::Lock() {
     // The holder died; every update under the lock is a single atomic
     // store, so the region is consistent as it is.
     pthread_mutex_consistent(&map_->lock);
+    map_->slow_reserver.store(0);
     return true;
   }
   return rc == 0;
@@ -252,36 +264,50 @@ UsageSlot* UsageRegion::Slot() {
   return s;
 }
 
-uint64_t UsageRegion::SumLocked() const {
-  uint64_t sum = 0;
-  for (uint32_t i = 0, n = Limit(); i < n; ++i)
-    if (map_->slots()[i].pid.load() != 0) sum += map_->slots()[i].used_bytes.load();
-  return sum;
+bool UsageRegion::TryReserve(UsageSlot* s, uint64_t bytes, uint64_t limit) {
+  // Add first, then sum: of two reservations racing for the last bytes,
+  // the later add's sum (all operations sequentially consistent) sees the
+  // earlier one's, so the job's committed total never passes the limit.
+  // Both may see each other and back off: Reserve's slow path tries again.
+  s->used_bytes.fetch_add(bytes);
+  const uint64_t sum = Used();
+  if (sum > limit) {
+    s->used_bytes.fetch_sub(bytes);
+    return false;
+  }
+  uint64_t peak = map_->peak_bytes.load(std::memory_order_relaxed);
+  while (sum > peak && !map_->peak_bytes.compare_exchange_weak(peak, sum, std::memory_order_relaxed)) {
+  }
+  return true;
 }
 
 UsageRegion::Reservation UsageRegion::Reserve(uint64_t bytes, uint64_t limit) {
   UsageSlot* s = Slot();
   if (!s) return Reservation::kNoSlot;
+  if (bytes > limit) return Reservation::kOverLimit;
+  if (map_->slow_reserver.load() == 0 && TryReserve(s, bytes, limit)) return Reservation::kOk;
+  // Over the limit, or racing another process for the last bytes: under
+  // the lock, with the fast path closed to the others, reap processes that
+  // died holding memory and look again. A reservation that passed the
+  // closed door just before it shut holds its bytes for nanoseconds: a
+  // few tries, with a yield between, tell that from a job that is full.
   if (!Lock()) return Reservation::kNoSlot;
-  uint64_t sum = SumLocked();
-  if (bytes > limit || sum > limit - bytes) {
-    // Maybe a process died holding memory: reap, then look again.
-    for (uint32_t i = 0, n = Limit(); i < n; ++i) {
-      UsageSlot& o = map_->slots()[i];
-      if (&o != s && o.pid.load() != 0 && !Alive(o)) o.pid.store(0);
-    }
-    sum = SumLocked();
-    if (bytes > limit || sum > limit - bytes) {
-      Unlock();
-      return Reservation::kOverLimit;
+  map_->slow_reserver.store(1);
+  for (uint32_t i = 0, n = Limit(); i < n; ++i) {
+    UsageSlot& o = map_->slots()[i];
+    if (&o != s && o.pid.load() != 0 && !Alive(o)) o.pid.store(0);
+  }
+  Reservation r = Reservation::kOverLimit;
+  for (int attempt = 0; attempt < kReserveAttempts; ++attempt) {
+    if (attempt) sched_yield();
+    if (TryReserve(s, bytes, limit)) {
+      r = Reservation::kOk;
+      break;
     }
   }
-  s->used_bytes.fetch_add(bytes);
-  uint64_t peak = map_->peak_bytes.load();
-  while (sum + bytes > peak && !map_->peak_bytes.compare_exchange_weak(peak, sum + bytes)) {
-  }
+  map_->slow_reserver.store(0);
   Unlock();
-  return Reservation::kOk;
+  return r;
 }
 
 void UsageRegion::Release(uint64_t bytes) {

@@ -6,13 +6,18 @@
 // next process to start, or the next reservation that would go over the
 // limit, reaps dead slots), and nothing has to run at its death.
 //
-// Concurrency: a robust process-shared mutex guards "sum, then reserve" so
-// that two processes cannot both take the last bytes; it is never held
-// across a driver call (reserve first, call the driver, give back on
-// failure). A holder killed inside the critical section leaves a
-// consistent region (every update there is one atomic store), and the next
-// locker recovers the mutex. Start-up is one slot claim: O(1) in the number
-// of processes, no syscall beyond reading /proc/self/stat once.
+// Concurrency: a reservation adds to its own slot, then sums the slots,
+// and takes the bytes back if the sum is over the limit: two processes
+// cannot both take the last bytes (each later add's sum sees the earlier),
+// and no lock is taken while the job is under its limit. Over it, a
+// robust process-shared mutex serialises the slow path (reap dead
+// processes, look again) and the rare updates of the header (slot claims,
+// the pacing bucket); it is never held across a driver call (reserve
+// first, call the driver, give back on failure). A holder killed inside
+// the critical section leaves a consistent region (every update there is
+// one atomic store), and the next locker recovers the mutex. Start-up is
+// one slot claim: O(1) in the number of processes, no syscall beyond
+// reading /proc/self/stat once.
 //
 // fork: the child claims its own slot (device memory is not inherited).
 // exec: the new image finds its pid's slot from the old image, whose device
@@ -100,7 +105,8 @@ class UsageRegion {
   UsageSlot* Slot();  // claims on first use; null when full
   bool Lock();
   void Unlock();
-  uint64_t SumLocked() const;
+  bool TryReserve(UsageSlot* s, uint64_t bytes, uint64_t limit);
+  static constexpr int kReserveAttempts = 4;
   uint32_t Limit() const;  // slots to look at
 
   std::string path_;
