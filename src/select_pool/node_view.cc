@@ -52,6 +52,14 @@ std::vector<gres_job_state_t*> VgpuRequests(const job_record_t* job) {
   return out;
 }
 
+bool SharesCores(const job_record_t* job) {
+  if (!job->part_ptr || !job->details) return false;
+  const uint16_t max_share = job->part_ptr->max_share;
+  if (max_share == 0) return false;  // OverSubscribe=EXCLUSIVE
+  if (max_share & SHARED_FORCE) return true;
+  return (max_share & ~SHARED_FORCE) > 1 && job->details->share_res == 1;
+}
+
 Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const ClusterState& cluster) {
   Request req;
   if (vgpu) {
@@ -59,11 +67,16 @@ Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const C
     if (vgpu->type_name && vgpu->type_name[0]) req.types = cluster.TypesOf({vgpu->type_name});
   }
   // CPU and memory are estimates for scoring (cons_tres does the exact
-  // fit): the job's CPUs on one node, memory per node or per CPU.
+  // fit): the job's CPUs on one node, memory per node or per CPU. A job
+  // that may run on cores other jobs hold (cons_tres's NODE_CR_AVAILABLE:
+  // OverSubscribe=FORCE, or YES and --oversubscribe) takes no CPU from the
+  // score: the cores a node has left do not bound how many such jobs it
+  // takes, and counting them would make a 2-core node look unable to feed
+  // its devices after two jobs.
   const job_details_t* d = job->details;
   if (d) {
     const uint64_t cpus = d->min_cpus ? d->min_cpus : 1;
-    req.cpu_milli = cpus * 1000;
+    req.cpu_milli = SharesCores(job) ? 0 : cpus * 1000;
     if (d->pn_min_memory != NO_VAL64) {
       const uint64_t mem = d->pn_min_memory & ~MEM_PER_CPU;
       req.memory_mib = (d->pn_min_memory & MEM_PER_CPU) ? mem * cpus : mem;

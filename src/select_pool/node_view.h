@@ -38,8 +38,13 @@ bool ReadVgpuDevices(const node_record_t* node, VgpuDevices* out);
 // The job's vgpu entries of its GRES request (usually one).
 std::vector<gres_job_state_t*> VgpuRequests(const job_record_t* job);
 
+// The job may run on cores other jobs hold (its partition is
+// OverSubscribe=FORCE, or YES and the job asked --oversubscribe), as
+// cons_tres decides it.
+bool SharesCores(const job_record_t* job);
+
 // What one node of `job` asks of the engine (per node: shares, type,
-// CPUs, memory), types as ids of `cluster`.
+// CPUs, memory; no CPUs when it shares cores), types as ids of `cluster`.
 Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const ClusterState& cluster);
 
 // Every node whose vgpu layout is known, with what cons_tres says is free
