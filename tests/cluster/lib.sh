@@ -17,8 +17,17 @@ export SLURM_CONF=$LAB/etc/slurm.conf
 # Error messages (bash's "No such device or address", ...) are parsed.
 export LC_ALL=C
 
-NODES=(n1 n2 n3)
-declare -A NODE_PORT=([n1]=17001 [n2]=17002 [n3]=17003)
+# n1..nN, N = VGPU_LAB_NODES (default 3; bench/scheduling runs 128): node
+# nK has the devices of n1, n2 or n3 (its shape, NODE_SHAPE) and listens on
+# port 17000+K.
+NODES=()
+declare -A NODE_PORT=() NODE_SHAPE=()
+for ((_k = 1; _k <= ${VGPU_LAB_NODES:-3}; _k++)); do
+	NODES+=("n$_k")
+	NODE_PORT[n$_k]=$((17000 + _k))
+	NODE_SHAPE[n$_k]=n$(((_k - 1) % 3 + 1))
+done
+unset _k
 CTLD_PORT=6817
 DBD_PORT=6819
 # Not 3306: a MariaDB of the host may already use it.
@@ -214,10 +223,11 @@ launch_slurmdbd() {
 # The multiple-slurmd build of Slurm prefixes its cgroup trees with
 # /slurm_<nodename> (cgroup v1).
 lab_cgroup_dirs() {
-	local n c
+	local c d
+	# Every slurm_nK, not only those of NODES: a larger lab may have run.
 	for c in /sys/fs/cgroup/*/; do
-		for n in "${NODES[@]}"; do
-			[ -d "${c}slurm_$n" ] && echo "${c}slurm_$n"
+		for d in "${c}"slurm_n[0-9]*; do
+			[ -d "$d" ] && echo "$d"
 		done
 	done
 	return 0
@@ -298,19 +308,73 @@ crash_slurmctld() {
 # and of a node the devices cgroup denies with EPERM (doc section 5).  The
 # devices controller works on numbers, so every file has its own minor.
 device_table() {
-	local i
-	for i in 0 1 2 3 4 5 6 7; do
-		echo "n1 ascend-910b ascend $LAB/dev/n1/davinci$i 240:$i"
+	local i n shape base
+	for n in "${NODES[@]}"; do
+		shape=${NODE_SHAPE[$n]}
+		# n1-n3: minors 0-31; nK: 100*K + the same.
+		base=0
+		[ "${n#n}" -le 3 ] || base=$((100 * ${n#n}))
+		case $shape in
+		n1)
+			for i in 0 1 2 3 4 5 6 7; do
+				echo "$n ascend-910b ascend $LAB/dev/$n/davinci$i 240:$((base + i))"
+			done
+			;;
+		n2)
+			for i in 0 1 2 3; do
+				echo "$n nvidia-h100 nvidia $LAB/dev/$n/nvidia$i 240:$((base + 10 + i))"
+			done
+			for i in 0 1 2 3; do
+				echo "$n hygon-k100 dcu $LAB/dev/$n/dri/renderD$((128 + i)) 240:$((base + 20 + i))"
+			done
+			;;
+		n3)
+			for i in 0 1; do
+				echo "$n nvidia-a100-80g nvidia $LAB/dev/$n/nvidia$i 240:$((base + 30 + i))"
+			done
+			;;
+		esac
 	done
-	for i in 0 1 2 3; do
-		echo "n2 nvidia-h100 nvidia $LAB/dev/n2/nvidia$i 240:$((10 + i))"
-	done
-	for i in 0 1 2 3; do
-		echo "n2 hygon-k100 dcu $LAB/dev/n2/dri/renderD$((128 + i)) 240:$((20 + i))"
-	done
-	for i in 0 1; do
-		echo "n3 nvidia-a100-80g nvidia $LAB/dev/n3/nvidia$i 240:$((30 + i))"
-	done
+}
+
+# node_gres NODE [NAME]: the slurm.conf Gres= of NODE, NAME (default vgpu)
+# counted in shares of 100 per device; NAME=gpu: whole devices.
+node_gres() {
+	local unit=100
+	[ "${2:-vgpu}" = gpu ] && unit=1
+	case ${NODE_SHAPE[$1]} in
+	n1) echo "${2:-vgpu}:ascend:$((8 * unit))" ;;
+	n2) echo "${2:-vgpu}:nvidia:$((4 * unit)),${2:-vgpu}:dcu:$((4 * unit))" ;;
+	n3) echo "${2:-vgpu}:nvidia:$((2 * unit))" ;;
+	esac
+}
+
+# node_device_count NODE: how many devices NODE has.
+node_device_count() {
+	case ${NODE_SHAPE[$1]} in
+	n1 | n2) echo 8 ;;
+	n3) echo 2 ;;
+	esac
+}
+
+# node_gres_conf NODE NAME [count]: NODE's gres.conf lines for GRES NAME,
+# with its device files, or (count) as counts of 100 per device.
+node_gres_conf() {
+	local n=$1 name=$2 d=$LAB/dev/$1
+	if [ "${3:-}" = count ]; then
+		case ${NODE_SHAPE[$n]} in
+		n1) echo "NodeName=$n Name=$name Type=ascend Count=800" ;;
+		n2) printf 'NodeName=%s Name=%s Type=nvidia Count=400\nNodeName=%s Name=%s Type=dcu Count=400\n' "$n" "$name" "$n" "$name" ;;
+		n3) echo "NodeName=$n Name=$name Type=nvidia Count=200" ;;
+		esac
+		return
+	fi
+	case ${NODE_SHAPE[$n]} in
+	n1) echo "NodeName=$n Name=$name Type=ascend File=$d/davinci[0-7]" ;;
+	n2) printf 'NodeName=%s Name=%s Type=nvidia File=%s/nvidia[0-3]\nNodeName=%s Name=%s Type=dcu File=%s/dri/renderD[128-131]\n' \
+		"$n" "$name" "$d" "$n" "$name" "$d" ;;
+	n3) echo "NodeName=$n Name=$name Type=nvidia File=$d/nvidia[0-1]" ;;
+	esac
 }
 
 # make_device FILE MAJOR:MINOR: a character device node with that number
@@ -354,12 +418,14 @@ start_slurmd_node() {
 # lab_uuid NODE INDEX: the simulated device's UUID, NVIDIA-style (the stub
 # CUDA driver reports it back as cuDeviceGetUuid's 16 bytes).
 lab_uuid() { printf 'GPU-00000000-0000-0000-%04d-%012d' "${1#n}" "$2"; }
+# lab_uuid_to VAR NODE INDEX: the same into VAR, without a subshell.
+lab_uuid_to() { printf -v "$1" 'GPU-00000000-0000-0000-%04d-%012d' "${2#n}" "$3"; }
 
 # write_inventory FILE "model file index [cpus]" ... : the plugin's simulated
 # inventory (format: src/devices/discovery.h, MakeInventoryBackend); cpus:
 # the machine CPU ids local to the device.
 write_inventory() {
-	local out=$1 first=1 model file index cpus bus=0 node
+	local out=$1 first=1 model file index cpus bus=0 node uuid
 	node=${out##*inventory-}
 	node=${node%.json}
 	shift
@@ -368,10 +434,11 @@ write_inventory() {
 		for line in "$@"; do
 			read -r model file index cpus <<<"$line"
 			bus=$((bus + 1))
+			lab_uuid_to uuid "$node" "$index"
 			[ $first = 1 ] || echo ','
 			first=0
 			printf '  {"model": "%s", "index": %d, "file": "%s", "uuid": "%s", "pci_bus_id": "0000:%02x:00.0"%s}' \
-				"$model" "$index" "$file" "$(lab_uuid "$node" "$index")" "$((0xc0 + bus))" "${cpus:+, \"cpus\": \"$cpus\"}"
+				"$model" "$index" "$file" "$uuid" "$((0xc0 + bus))" "${cpus:+, \"cpus\": \"$cpus\"}"
 		done
 		echo
 		echo ']}'
@@ -485,7 +552,7 @@ comm_params() {
 # part of a socket.
 node_line() {
 	local layout=
-	[ "$1" = n1 ] && layout=" SocketsPerBoard=2 CoresPerSocket=1"
+	[ "${NODE_SHAPE[$1]}" = n1 ] && layout=" SocketsPerBoard=2 CoresPerSocket=1"
 	echo "NodeName=$1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=${NODE_PORT[$1]}$layout Gres=$2"
 }
 
