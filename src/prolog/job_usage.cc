@@ -184,15 +184,15 @@ Result<std::string> MergeUsageComment(const std::string& existing, const NodeUsa
 }
 
 Status RecordUsage(CommentStore& store, const NodeUsage& usage, int rank, int nodes,
-                   const std::function<void(int)>& sleep_ms, bool* retry_later) {
-  if (retry_later) *retry_later = false;
+                   const std::function<void(int)>& sleep_ms, UsageRetry* retry) {
+  if (retry) *retry = UsageRetry::kNever;
   const std::string node_comment = NodeComment(usage);
   if (nodes > 1) sleep_ms(std::min(rank, 100) * 200);
   std::string why;
-  int not_there = 0;
+  int not_there = 0, rc = CommentStore::kError;
   for (int attempt = 0; attempt < 8; ++attempt) {
     std::string existing;
-    const int rc = store.Get(&existing, &why);
+    rc = store.Get(&existing, &why);
     if (rc == CommentStore::kNoJob && ++not_there < 5) {
       sleep_ms(1000);
       continue;
@@ -201,12 +201,18 @@ Status RecordUsage(CommentStore& store, const NodeUsage& usage, int rank, int no
     auto merged = MergeNodeComment(existing, node_comment);
     if (!merged.ok()) return Status::Error(merged.message());  // never better later
     if (*merged == existing) return Status::Ok();  // our entry is in
-    if (store.Set(*merged, &why) != CommentStore::kOk) break;
+    if (store.Set(*merged, &why) != CommentStore::kOk) {
+      rc = CommentStore::kError;
+      break;
+    }
     if (nodes == 1) return Status::Ok();
     sleep_ms(300);  // a node that read before our write writes meanwhile
   }
-  if (retry_later) *retry_later = true;
-  return Status::Error(why.empty() ? "other nodes kept writing over this node's entry" : why);
+  if (retry) *retry = rc == CommentStore::kNoJob ? UsageRetry::kJobNotThereYet : UsageRetry::kDatabaseAway;
+  if (why.empty())
+    why = rc == CommentStore::kNoJob ? "the job is not in the accounting database yet"
+                                     : "other nodes kept writing over this node's entry";
+  return Status::Error(why);
 }
 
 }  // namespace vgpu

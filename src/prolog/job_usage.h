@@ -86,11 +86,13 @@ class CommentStore {
 // nodes take turns (200 ms apart by `rank`), and each reads the comment
 // back 300 ms after writing, writing again when another node's write has
 // lost its entry; best effort, 8 tries. `sleep_ms` waits (a seam for tests).
-// On an error, `*retry_later` (when given) says whether a later try may
-// succeed (the database did not answer, or the job never came), and not
-// when the comment holds someone else's text.
+// On an error, `*retry` (when given) says whether a later try may
+// succeed: not when the comment holds someone else's text; later when the
+// database did not answer, or answered without the job (whose record may
+// still be in slurmctld's queue, behind a backlog).
+enum class UsageRetry { kNever, kDatabaseAway, kJobNotThereYet };
 Status RecordUsage(CommentStore& store, const NodeUsage& usage, int rank, int nodes,
-                   const std::function<void(int)>& sleep_ms, bool* retry_later = nullptr);
+                   const std::function<void(int)>& sleep_ms, UsageRetry* retry = nullptr);
 
 }  // namespace vgpu
 

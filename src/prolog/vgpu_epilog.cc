@@ -60,23 +60,25 @@ class DatabaseComment : public CommentStore {
   const char* cluster_;
 };
 
-Status RecordJobUsage(uint32_t job_id, const NodeUsage& usage, bool* retry_later) {
+Status RecordJobUsage(uint32_t job_id, const NodeUsage& usage, UsageRetry* retry) {
   DatabaseComment store(job_id, ProcessEnv("SLURM_CLUSTER_NAME"));
   int rank = 0, nodes = 1;
   vgpu_node_rank(ProcessEnv("SLURM_NODELIST"), usage.node.c_str(), &rank, &nodes);
   return RecordUsage(store, usage, rank, nodes, [](int ms) { usleep(static_cast<useconds_t>(ms) * 1000); },
-                     retry_later);
+                     retry);
 }
 
 // Records this job's usage; when the database does not answer, keeps it
 // (pending_usage.h). Once the database has answered, records what earlier
-// epilogs on this node kept.
+// epilogs on this node kept: also when it answered without this job, whose
+// record can trail a backlog in slurmctld's queue after an outage while
+// the records kept during the outage are already there.
 void RecordOrKeepUsage(uint32_t job_id, const Result<NodeUsage>& usage) {
   const PendingUsage pending(VGPU_PENDING_USAGE_DIR);
   if (usage.ok()) {
-    bool retry_later = false;
-    Status recorded = RecordJobUsage(job_id, *usage, &retry_later);
-    if (!recorded.ok() && !retry_later) {
+    UsageRetry retry = UsageRetry::kNever;
+    Status recorded = RecordJobUsage(job_id, *usage, &retry);
+    if (!recorded.ok() && retry == UsageRetry::kNever) {
       std::fprintf(stderr, "vgpu-epilog: job %u: usage not recorded: %s\n", job_id, OneLine(recorded.message()).c_str());
     } else if (!recorded.ok()) {
       auto kept = pending.Keep(job_id, usage->node, NodeComment(*usage));
@@ -88,7 +90,7 @@ void RecordOrKeepUsage(uint32_t job_id, const Result<NodeUsage>& usage) {
       else
         std::fprintf(stderr, "vgpu-epilog: job %u: usage not recorded (%s) and not kept: %s\n", job_id,
                      OneLine(recorded.message()).c_str(), OneLine(kept.message()).c_str());
-      return;  // the database is away: what is kept waits too
+      if (retry == UsageRetry::kDatabaseAway) return;  // what is kept waits too
     }
   }
   const char* cluster = ProcessEnv("SLURM_CLUSTER_NAME");

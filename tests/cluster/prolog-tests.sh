@@ -174,7 +174,9 @@ t_usage_after_dbd_outage() {
 	expect "shares/of of job $id" "$(json_get "$c" "'%d/%d' % (j['nodes']['n3']['devices'][0]['shares'], j['nodes']['n3']['devices'][0]['of'])")" "20/100"
 	expect "memory_peak of job $id" "$(json_get "$c" "j['nodes']['n3']['devices'][0]['memory_peak']")" "$GIB"
 	expect "records of job $id in sacct" "$(sacct -n -X -P -j "$id" -o JobID,State | sort -u | tr '\n' ' ')" "$id|COMPLETED "
-	expect "usage still kept" "$(ls "$kept" 2>/dev/null | tr '\n' ' ')" ""
+	# Job $next's own record may trail the backlog slurmctld sends after
+	# the outage: its epilog then keeps that record and still records $id's.
+	[ ! -e "$kept/$id.n3.json" ] || fail "job $id's usage still kept: $(ls "$kept" | tr '\n' ' ')"
 }
 
 # scancel of a running job: the epilog removes its directory.

@@ -98,10 +98,22 @@ class JobUsageTest : public CppUnit::TestFixture {
     // Someone else's comment is left alone.
     FakeComment foreign;
     foreign.text = "see ticket 123";
-    bool retry_later = true;
-    CPPUNIT_ASSERT(!vgpu::RecordUsage(foreign, UsageOf("n1", 5), 0, 1, sleep_ms, &retry_later).ok());
+    vgpu::UsageRetry retry = vgpu::UsageRetry::kDatabaseAway;
+    CPPUNIT_ASSERT(!vgpu::RecordUsage(foreign, UsageOf("n1", 5), 0, 1, sleep_ms, &retry).ok());
     CPPUNIT_ASSERT_EQUAL(0, foreign.sets);
-    CPPUNIT_ASSERT(!retry_later);  // never better later
+    CPPUNIT_ASSERT(retry == vgpu::UsageRetry::kNever);  // never better later
+
+    // A database that answers without the job (its record behind a backlog
+    // in slurmctld's queue) is not a database away: five reads, then
+    // kJobNotThereYet, so the epilog keeps this record and still flushes
+    // the ones kept before.
+    FakeComment late;
+    late.missing = 100;
+    slept.clear();
+    CPPUNIT_ASSERT(!vgpu::RecordUsage(late, UsageOf("n3", 2), 0, 1, sleep_ms, &retry).ok());
+    CPPUNIT_ASSERT(retry == vgpu::UsageRetry::kJobNotThereYet);
+    CPPUNIT_ASSERT_EQUAL(5, late.gets);
+    CPPUNIT_ASSERT_EQUAL(0, late.sets);
   }
 
   // The database away: the epilog keeps the node's comment; a later flush
@@ -118,9 +130,9 @@ class JobUsageTest : public CppUnit::TestFixture {
       int Get(std::string*, std::string* why) override { return *why = "Connection refused", kError; }
       int Set(const std::string&, std::string*) override { return kError; }
     } away;
-    bool retry_later = false;
-    CPPUNIT_ASSERT(!vgpu::RecordUsage(away, UsageOf("n3", 9), 0, 1, [](int) {}, &retry_later).ok());
-    CPPUNIT_ASSERT(retry_later);
+    vgpu::UsageRetry retry = vgpu::UsageRetry::kNever;
+    CPPUNIT_ASSERT(!vgpu::RecordUsage(away, UsageOf("n3", 9), 0, 1, [](int) {}, &retry).ok());
+    CPPUNIT_ASSERT(retry == vgpu::UsageRetry::kDatabaseAway);
 
     auto kept = pending.Keep(40, "n3", vgpu::NodeComment(UsageOf("n3", 9)));
     CPPUNIT_ASSERT_MESSAGE(kept.message(), kept.ok());
