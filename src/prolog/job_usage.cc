@@ -208,7 +208,7 @@ Status RecordUsage(CommentStore& store, const NodeUsage& usage, int rank, int no
     if (nodes == 1) return Status::Ok();
     sleep_ms(300);  // a node that read before our write writes meanwhile
   }
-  if (retry) *retry = rc == CommentStore::kNoJob ? UsageRetry::kJobNotThereYet : UsageRetry::kDatabaseAway;
+  if (retry) *retry = rc == CommentStore::kError ? UsageRetry::kDatabaseAway : UsageRetry::kNotYet;
   if (why.empty())
     why = rc == CommentStore::kNoJob ? "the job is not in the accounting database yet"
                                      : "other nodes kept writing over this node's entry";

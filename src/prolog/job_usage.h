@@ -87,10 +87,11 @@ class CommentStore {
 // back 300 ms after writing, writing again when another node's write has
 // lost its entry; best effort, 8 tries. `sleep_ms` waits (a seam for tests).
 // On an error, `*retry` (when given) says whether a later try may
-// succeed: not when the comment holds someone else's text; later when the
-// database did not answer, or answered without the job (whose record may
-// still be in slurmctld's queue, behind a backlog).
-enum class UsageRetry { kNever, kDatabaseAway, kJobNotThereYet };
+// succeed: never when the comment holds someone else's text; later when
+// the database did not answer (kDatabaseAway), or answered but the write
+// did not happen (kNotYet: the job's record may still be in slurmctld's
+// queue, behind a backlog, or other nodes kept writing over this one's).
+enum class UsageRetry { kNever, kDatabaseAway, kNotYet };
 Status RecordUsage(CommentStore& store, const NodeUsage& usage, int rank, int nodes,
                    const std::function<void(int)>& sleep_ms, UsageRetry* retry = nullptr);
 

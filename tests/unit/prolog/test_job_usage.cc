@@ -105,13 +105,13 @@ class JobUsageTest : public CppUnit::TestFixture {
 
     // A database that answers without the job (its record behind a backlog
     // in slurmctld's queue) is not a database away: five reads, then
-    // kJobNotThereYet, so the epilog keeps this record and still flushes
+    // kNotYet, so the epilog keeps this record and still flushes
     // the ones kept before.
     FakeComment late;
     late.missing = 100;
     slept.clear();
     CPPUNIT_ASSERT(!vgpu::RecordUsage(late, UsageOf("n3", 2), 0, 1, sleep_ms, &retry).ok());
-    CPPUNIT_ASSERT(retry == vgpu::UsageRetry::kJobNotThereYet);
+    CPPUNIT_ASSERT(retry == vgpu::UsageRetry::kNotYet);
     CPPUNIT_ASSERT_EQUAL(5, late.gets);
     CPPUNIT_ASSERT_EQUAL(0, late.sets);
   }
