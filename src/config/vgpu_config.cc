@@ -42,6 +42,13 @@ Result<VgpuConfig> VgpuConfig::Parse(const std::string& text, const std::string&
             where + "SharesPerDevice=" + value +
             " must be a whole number from 1 to 1024 (Slurm allows 1024 GRES bits per node)");
       config.shares_per_device = static_cast<uint32_t>(n);
+    } else if (key == "sweepinterval") {
+      uint64_t n = 0;
+      if (!ParseU64(value, 86400, &n))
+        return Result<VgpuConfig>::Error(where + "SweepInterval=" + value +
+                                         " must be a whole number of seconds from 0 to 86400 (0: every "
+                                         "vgpu-prolog and vgpu-epilog asks slurmctld about ended jobs)");
+      config.sweep_interval_s = static_cast<uint32_t>(n);
     } else if (key == "chipcatalogdir") {
       if (value.empty())
         return Result<VgpuConfig>::Error(where + "ChipCatalogDir= needs a directory");
@@ -87,7 +94,7 @@ Result<VgpuConfig> VgpuConfig::Parse(const std::string& text, const std::string&
       return Result<VgpuConfig>::Error(
           where + "unknown key \"" + Trim(line.substr(0, eq)) +
           "\" (known: SharesPerDevice, ChipCatalogDir, Inventory, PlacementPolicy, TypePreference,"
-          " HardwareSlicing, JobUserNamespaces; see vgpu.conf(5))");
+          " HardwareSlicing, JobUserNamespaces, SweepInterval; see vgpu.conf(5))");
     }
   }
   return config;

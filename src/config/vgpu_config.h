@@ -9,6 +9,7 @@
 //   TypePreference=nvidia,ascend  # where untyped requests go first
 //   HardwareSlicing=nvidia-a100-80g,ascend  # models/types vgpu-prolog slices (MIG, vNPU)
 //   JobUserNamespaces=allow       # deny: spank_vgpu.so's seccomp filter
+//   SweepInterval=60              # s between a node's questions about ended jobs' files
 #ifndef VGPU_CONFIG_VGPU_CONFIG_H_
 #define VGPU_CONFIG_VGPU_CONFIG_H_
 
@@ -38,6 +39,10 @@ struct VgpuConfig {
   // spank_vgpu.so refuses new user namespaces (unshare, clone, setns) to
   // the tasks of vgpu jobs with a seccomp filter.
   bool deny_job_user_namespaces = false;
+  // The least time between two questions a node's vgpu-prolog and
+  // vgpu-epilog ask slurmctld about jobs whose files are left in the run
+  // directory (SweepSchedule, src/prolog/ended_jobs.h); 0: every run asks.
+  uint32_t sweep_interval_s = 60;
   bool SlicesModel(const std::string& model_id, const std::string& type) const;
 
   // Parses `text`; `source` names the file in messages. Values not set keep

@@ -123,8 +123,9 @@ int Epilog() {
   if (!torn.ok())
     std::fprintf(stderr, "vgpu-epilog: job %u: %s\n", job->job_id, OneLine(torn.message()).c_str());
   std::vector<uint32_t> swept;
-  Status sweep =
-      SweepEndedJobs(*ctx, job->job_id, SlurmJobEndProbe(ctx->run_dir, job->job_id, node ? node : ""), &swept);
+  const SweepSchedule schedule = LoadSweepSchedule(ctx->run_dir, ctx->config.sweep_interval_s);
+  Status sweep = SweepEndedJobs(*ctx, job->job_id,
+                                SlurmJobEndProbe(ctx->run_dir, job->job_id, node ? node : "", schedule), &swept);
   if (!sweep.ok()) std::fprintf(stderr, "vgpu-epilog: %s\n", OneLine(sweep.message()).c_str());
   if (!usage.ok() && !job->devices.empty())
     std::fprintf(stderr, "vgpu-epilog: job %u: %s\n", job->job_id, OneLine(usage.message()).c_str());

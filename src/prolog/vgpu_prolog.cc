@@ -36,8 +36,9 @@ int main() {
     // What jobs that died without their epilog left here (best effort).
     std::vector<uint32_t> swept;
     const char* node = vgpu::ProcessEnv("SLURMD_NODENAME");
-    vgpu::SweepEndedJobs(*ctx, job->job_id, vgpu::SlurmJobEndProbe(ctx->run_dir, job->job_id, node ? node : ""),
-                         &swept);
+    const vgpu::SweepSchedule schedule = vgpu::LoadSweepSchedule(ctx->run_dir, ctx->config.sweep_interval_s);
+    vgpu::SweepEndedJobs(*ctx, job->job_id,
+                         vgpu::SlurmJobEndProbe(ctx->run_dir, job->job_id, node ? node : "", schedule), &swept);
     return 0;
   });
 }

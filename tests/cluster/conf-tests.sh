@@ -120,9 +120,10 @@ t_bad_conf_unknown_type() {
 t_bad_conf_vgpu_conf() {
 	# shellcheck disable=SC2046
 	slurmd_G vgpu_conf vgpu:ascend:800 "NodeName=n1 Name=vgpu Type=ascend File=@DEV@/davinci[0-7]" $(devs 8)
-	echo "SharesPerDevice=lots" >>"$RUN/conf-vgpu_conf/etc/vgpu.conf"
+	local conf=$RUN/conf-vgpu_conf/etc/vgpu.conf
+	echo "SharesPerDevice=lots" >>"$conf"
 	slurmd_G_again vgpu_conf
-	expect_G_message "vgpu.conf:4" "SharesPerDevice=lots" "reports no vgpu"
+	expect_G_message "vgpu.conf:$(wc -l <"$conf")" "SharesPerDevice=lots" "reports no vgpu"
 	expect_no_vgpu_records
 }
 

@@ -15,6 +15,7 @@ class VgpuConfigTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(DefaultsWhenEmpty);
   CPPUNIT_TEST(ParsesKeysCaseInsensitively);
   CPPUNIT_TEST(RejectsBadShares);
+  CPPUNIT_TEST(SweepInterval);
   CPPUNIT_TEST(RejectsUnknownKeyWithLine);
   CPPUNIT_TEST(MissingFileGivesDefaults);
   CPPUNIT_TEST(InventoryNodeSubstitution);
@@ -49,6 +50,17 @@ class VgpuConfigTest : public CppUnit::TestFixture {
       CPPUNIT_ASSERT_MESSAGE(bad, !c.ok());
       CPPUNIT_ASSERT(c.message().find("vgpu.conf:1") != std::string::npos);
       CPPUNIT_ASSERT(c.message().find("1024") != std::string::npos);
+    }
+  }
+  void SweepInterval() {
+    CPPUNIT_ASSERT_EQUAL(60u, VgpuConfig().sweep_interval_s);
+    auto c = VgpuConfig::Parse("sweepinterval = 0\n", "vgpu.conf", VgpuConfig());
+    CPPUNIT_ASSERT_MESSAGE(c.message(), c.ok());
+    CPPUNIT_ASSERT_EQUAL(0u, c->sweep_interval_s);
+    for (const char* bad : {"SweepInterval=-1", "SweepInterval=86401", "SweepInterval=1m", "SweepInterval="}) {
+      auto b = VgpuConfig::Parse(bad, "vgpu.conf", VgpuConfig());
+      CPPUNIT_ASSERT_MESSAGE(bad, !b.ok());
+      CPPUNIT_ASSERT_MESSAGE(b.message(), b.message().find("seconds from 0 to 86400") != std::string::npos);
     }
   }
   void RejectsUnknownKeyWithLine() {
