@@ -41,6 +41,32 @@ Result<std::vector<uint32_t>> RankNodes(PlacementPolicy& policy, const ClusterSt
   return order;
 }
 
+int64_t FirstWithIdleCpus(const ClusterState& cluster, const std::vector<uint32_t>& order, const Request& req,
+                          const std::vector<DeviceType>& preference) {
+  if (order.empty() || order.front() >= cluster.size()) return -1;
+  const uint32_t best = order.front();
+  const uint32_t spd = cluster.shares_per_device();
+  Request same_type = req;
+  if (same_type.types.empty()) {
+    const NodeState& n = cluster.node(best);
+    auto chosen = ChooseDevicesInOrder(n, req, spd, DeviceLevels(n, {}, preference, {}));
+    if (!chosen.empty()) same_type.types = {n.devices[chosen.front()].type};
+  }
+  for (uint32_t i : order) {
+    if (i >= cluster.size()) continue;
+    const NodeState& n = cluster.node(i);
+    if (n.cpu_free >= req.cpu_milli && !ChooseDevicesOnNode(n, same_type, spd).empty()) return i;
+  }
+  return best;
+}
+
+int64_t ChosenNode(const ClusterState& cluster, const std::vector<uint32_t>& order, const Request& req,
+                   bool shares_cores, const std::vector<DeviceType>& preference) {
+  if (order.empty() || order.front() >= cluster.size()) return -1;
+  if (shares_cores) return FirstWithIdleCpus(cluster, order, req, preference);
+  return order.front();
+}
+
 std::vector<std::vector<bool>> DeviceLevels(const NodeState& node,
                                             const std::vector<DeviceType>& allowed,
                                             const std::vector<DeviceType>& preference,

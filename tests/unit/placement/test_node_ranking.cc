@@ -45,6 +45,8 @@ class NodeRankingTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(RankByPolicy);
   CPPUNIT_TEST(RankFollowsTypePreference);
   CPPUNIT_TEST(RankRespectsCandidatesAndTypes);
+  CPPUNIT_TEST(IdleCpusBeforeSharedCores);
+  CPPUNIT_TEST(ChosenNodeOfNoCandidates);
   CPPUNIT_TEST(LevelsPutPreferredAndLocalFirst);
   CPPUNIT_TEST(EarliestFitFollowsDevices);
   CPPUNIT_TEST_SUITE_END();
@@ -115,6 +117,68 @@ class NodeRankingTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT(order.ok());
     CPPUNIT_ASSERT_EQUAL(size_t{3}, order->size());
     CPPUNIT_ASSERT_EQUAL(0u, order->back());
+  }
+
+  void IdleCpusBeforeSharedCores() {
+    ClusterState c = ThreeNodes();
+    // best-fit ranks c first (an nvidia device half used), but its cores
+    // are all held; b has one idle CPU, a none.
+    CPPUNIT_ASSERT(c.SetFree(2, 0, 1000, {50, 100}).ok());
+    CPPUNIT_ASSERT(c.SetFree(1, 1000, 1000, {100, 100, 100, 100}).ok());
+    CPPUNIT_ASSERT(c.SetFree(0, 0, 1000, {100, 100}).ok());
+    auto p = Policy("best-fit");
+    Request req = Shares(40);
+    auto order = vgpu::RankNodes(*p, c, req, {}, {});
+    CPPUNIT_ASSERT(order.ok());
+    CPPUNIT_ASSERT_EQUAL(2u, order->front());
+    req.cpu_milli = 1000;
+    CPPUNIT_ASSERT_EQUAL(int64_t{1}, vgpu::FirstWithIdleCpus(c, *order, req, {}));
+    // Two CPUs idle nowhere: the ranking's first node, cores shared.
+    Request two = req;
+    two.cpu_milli = 2000;
+    CPPUNIT_ASSERT_EQUAL(int64_t{2}, vgpu::FirstWithIdleCpus(c, *order, two, {}));
+    CPPUNIT_ASSERT_EQUAL(int64_t{-1}, vgpu::FirstWithIdleCpus(c, {}, req, {}));
+    // b's nvidia devices full: idle cores there would give the untyped job
+    // a dcu where the policy chose nvidia; it stays on c.
+    CPPUNIT_ASSERT(c.SetFree(1, 1000, 1000, {0, 0, 100, 100}).ok());
+    order = vgpu::RankNodes(*p, c, Shares(40), {}, {});
+    CPPUNIT_ASSERT(order.ok());
+    CPPUNIT_ASSERT_EQUAL(2u, order->front());
+    CPPUNIT_ASSERT_EQUAL(int64_t{2}, vgpu::FirstWithIdleCpus(c, *order, req, {}));
+    // Where the policy itself chose dcu, b's idle cores count.
+    const DeviceType dcu = c.FindType("dcu");
+    Request on_dcu = Shares(40, {dcu});
+    on_dcu.cpu_milli = 1000;
+    order = vgpu::RankNodes(*p, c, on_dcu, {}, {});
+    CPPUNIT_ASSERT(order.ok());
+    CPPUNIT_ASSERT_EQUAL(int64_t{1}, vgpu::FirstWithIdleCpus(c, *order, on_dcu, {}));
+  }
+
+  // No candidate fits (the only node of the type asked for is drained):
+  // RankNodes answers an empty order, and the choice is "none" (-1), for
+  // jobs that share cores and jobs that do not. slurmctld died of a
+  // 4294967295 here once (`empty ? -1 : front()` is unsigned).
+  void ChosenNodeOfNoCandidates() {
+    ClusterState c = ThreeNodes();
+    auto p = Policy("best-fit");
+    const DeviceType ascend = c.FindType("ascend");
+    Request req = Shares(10, {ascend});
+    auto order = vgpu::RankNodes(*p, c, req, {}, {false, true, true});
+    CPPUNIT_ASSERT(order.ok());
+    CPPUNIT_ASSERT(order->empty());
+    req.cpu_milli = 1000;
+    CPPUNIT_ASSERT_EQUAL(int64_t{-1}, vgpu::ChosenNode(c, *order, req, false, {}));
+    CPPUNIT_ASSERT_EQUAL(int64_t{-1}, vgpu::ChosenNode(c, *order, req, true, {}));
+    CPPUNIT_ASSERT_EQUAL(int64_t{-1}, vgpu::ChosenNode(c, {7}, req, false, {}));
+    // Node a a candidate, its cores all held: chosen either way (shared cores).
+    CPPUNIT_ASSERT(c.SetFree(0, 0, 1000, {100, 100}).ok());
+    req.cpu_milli = 0;
+    order = vgpu::RankNodes(*p, c, req, {}, {});
+    CPPUNIT_ASSERT(order.ok());
+    CPPUNIT_ASSERT_EQUAL(size_t{1}, order->size());
+    req.cpu_milli = 1000;
+    CPPUNIT_ASSERT_EQUAL(int64_t{0}, vgpu::ChosenNode(c, *order, req, false, {}));
+    CPPUNIT_ASSERT_EQUAL(int64_t{0}, vgpu::ChosenNode(c, *order, req, true, {}));
   }
 
   void RankRespectsCandidatesAndTypes() {
