@@ -60,6 +60,10 @@ bool SharesCores(const job_record_t* job) {
   return (max_share & ~SHARED_FORCE) > 1 && job->details->share_res == 1;
 }
 
+uint64_t JobCpus(const job_record_t* job) {
+  return job->details && job->details->min_cpus ? job->details->min_cpus : 1;
+}
+
 Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const ClusterState& cluster) {
   Request req;
   if (vgpu) {
@@ -75,7 +79,7 @@ Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const C
   // its devices after two jobs.
   const job_details_t* d = job->details;
   if (d) {
-    const uint64_t cpus = d->min_cpus ? d->min_cpus : 1;
+    const uint64_t cpus = JobCpus(job);
     req.cpu_milli = SharesCores(job) ? 0 : cpus * 1000;
     if (d->pn_min_memory != NO_VAL64) {
       const uint64_t mem = d->pn_min_memory & ~MEM_PER_CPU;
@@ -113,7 +117,6 @@ ClusterView::ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tre
     (void)cluster_.SetFree(index, cpu_free, mem_free, devs.free);
     cluster_index_[i] = static_cast<int>(index);
     node_index_.push_back(i);
-    devices_.push_back(std::move(devs));
   }
 }
 

@@ -43,25 +43,27 @@ std::vector<gres_job_state_t*> VgpuRequests(const job_record_t* job);
 // cons_tres decides it.
 bool SharesCores(const job_record_t* job);
 
+// The CPUs `job` asks of one node (at least 1).
+uint64_t JobCpus(const job_record_t* job);
+
 // What one node of `job` asks of the engine (per node: shares, type,
 // CPUs, memory; no CPUs when it shares cores), types as ids of `cluster`.
 Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const ClusterState& cluster);
 
 // Every node whose vgpu layout is known, with what cons_tres says is free
-// (CPU and memory from its node info, shares from the GRES bitmaps).
+// (CPU and memory from its node info, shares from the GRES bitmaps). A
+// value: it holds no pointer into Slurm's records, so a kept view can only
+// be stale, never dangling.
 class ClusterView {
  public:
   ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tres);
 
   const ClusterState& cluster() const { return cluster_; }
   // ClusterState::KeepGenerationsOf on the snapshot.
-  void KeepGenerationsOf(const ClusterState& before) { cluster_.KeepGenerationsOf(before); }
-  // The snapshot, moved out (the view is empty afterwards).
-  ClusterState TakeCluster() { return std::move(cluster_); }
+  void KeepGenerationsOf(const ClusterView& before) { cluster_.KeepGenerationsOf(before.cluster_); }
   // Cluster index of a node table index, or -1.
   int ClusterIndex(int node_index) const;
   int NodeIndex(uint32_t cluster_index) const { return node_index_[cluster_index]; }
-  const VgpuDevices& devices(uint32_t cluster_index) const { return devices_[cluster_index]; }
   // Nodes skipped because their devices are not S shares each.
   const std::vector<std::string>& mismatched() const { return mismatched_; }
 
@@ -69,7 +71,6 @@ class ClusterView {
   ClusterState cluster_;
   std::vector<int> node_index_;
   std::vector<int> cluster_index_;  // by node table index
-  std::vector<VgpuDevices> devices_;
   std::vector<std::string> mismatched_;
 };
 

@@ -24,6 +24,19 @@ constexpr size_t kModelSample = 20000;
 constexpr time_t kModelHistory = 600;
 constexpr const char kFallbackPolicy[] = "best-fit";
 
+// A copy of a node bitmap, freed with it.
+class BitmapCopy {
+ public:
+  explicit BitmapCopy(const bitstr_t* b) : bits_(bit_copy(const_cast<bitstr_t*>(b))) {}
+  ~BitmapCopy() { FREE_NULL_BITMAP(bits_); }
+  BitmapCopy(const BitmapCopy&) = delete;
+  BitmapCopy& operator=(const BitmapCopy&) = delete;
+  bitstr_t* get() const { return bits_; }
+
+ private:
+  bitstr_t* bits_;
+};
+
 // A single node's devices as a one-node cluster, so that type ids of the
 // request, the preference and the devices agree.
 ClusterState OneNode(const node_record_t* node, const VgpuDevices& devs, bool capacity) {
@@ -186,8 +199,12 @@ int PoolScheduler::JobTest(job_record_t* job, bitstr_t* bitmap, uint32_t min_nod
   const bool run_now = SELECT_IS_MODE_RUN_NOW(mode);
   int first = -1;
   try {
-    FilterNodes(job, bitmap, run_now);
-    if (run_now) first = RankedNode(job, bitmap, min_nodes, req_nodes, preemptee_candidates);
+    // One snapshot of every node serves both the filter and the ranking
+    // (reading each node's devices is most of the plugin's own time).
+    const ClusterView* view = nullptr;
+    if (run_now && Ranks(job, min_nodes, req_nodes, preemptee_candidates)) view = &CurrentView();
+    FilterNodes(job, bitmap, run_now, view);
+    if (view) first = RankedNode(job, bitmap, *view);
   } catch (const std::exception& e) {
     error("select/cons_tres_pool: %pJ: %s; leaving the choice to cons_tres", job, e.what());
   }
@@ -232,8 +249,28 @@ void PoolScheduler::CorrectStartTime(job_record_t* job, const bitstr_t* nodes) c
   }
 }
 
-void PoolScheduler::FilterNodes(const job_record_t* job, bitstr_t* bitmap, bool run_now) const {
-  ForEachNodePart(job, bitmap, !run_now, [&](NodePart& p) {
+void PoolScheduler::FilterNodes(const job_record_t* job, bitstr_t* bitmap, bool run_now,
+                                const ClusterView* view) const {
+  // Nodes the view holds are judged on it; the rest (not in it: layout not
+  // known, or devices of another size) one by one below.
+  BitmapCopy rest(bitmap);
+  if (view) {
+    const ClusterState& cluster = view->cluster();
+    for (const gres_job_state_t* js : VgpuRequests(job)) {
+      if (!js->gres_per_node) continue;
+      Request req;
+      req.shares = static_cast<uint32_t>(js->gres_per_node);
+      req.types = RequestTypes(cluster, js);
+      for (int64_t n = bit_ffs(bitmap); n >= 0 && n < bit_size(bitmap); ++n) {
+        const int ci = bit_test(bitmap, n) ? view->ClusterIndex(static_cast<int>(n)) : -1;
+        if (ci < 0) continue;
+        bit_clear(rest.get(), n);
+        if (ChooseDevicesOnNode(cluster.node(ci), req, cluster.shares_per_device()).empty())
+          bit_clear(bitmap, n);
+      }
+    }
+  }
+  ForEachNodePart(job, rest.get(), !run_now, [&](NodePart& p) {
     if (!p.known) {
       // Configured with vgpu but its devices not known since slurmctld
       // started: cons_tres could only pick bits blindly.
@@ -249,16 +286,37 @@ void PoolScheduler::FilterNodes(const job_record_t* job, bitstr_t* bitmap, bool 
   });
 }
 
-int PoolScheduler::RankedNode(const job_record_t* job, const bitstr_t* bitmap, uint32_t min_nodes,
-                              uint32_t req_nodes, list_t* preemptee_candidates) {
-  if (min_nodes > 1 || req_nodes > 1) return -1;
-  if (preemptee_candidates && list_count(preemptee_candidates) > 0) return -1;
-  if (job->details && job->details->req_node_bitmap) return -1;  // the user chose
+bool PoolScheduler::Ranks(const job_record_t* job, uint32_t min_nodes, uint32_t req_nodes,
+                          list_t* preemptee_candidates) {
+  if (min_nodes > 1 || req_nodes > 1) return false;
+  if (preemptee_candidates && list_count(preemptee_candidates) > 0) return false;
+  if (job->details && job->details->req_node_bitmap) return false;  // the user chose
   std::vector<gres_job_state_t*> vgpu = VgpuRequests(job);
-  if (vgpu.size() != 1 || !vgpu[0]->gres_per_node) return -1;
+  return vgpu.size() == 1 && vgpu[0]->gres_per_node;
+}
 
+const ClusterView& PoolScheduler::CurrentView() {
+  const time_t now = time(nullptr);
+  // Every change of a node's allocation (a job starts, ends, is suspended)
+  // and of its configuration sets last_node_update to the second it
+  // happened: a view built in an earlier second than the last change is
+  // stale. Kept at most a second or two, in case a change slips by.
+  const bool fresh = view_ && last_node_update < view_built_ && now - view_built_ <= 1 &&
+                     view_node_count_ == node_record_count && view_table_ == node_record_table_ptr;
+  if (fresh) return *view_;
   ClusterView view(shares_per_device_, cons_tres_);
-  view.KeepGenerationsOf(last_view_);
+  // Nodes unchanged since the last view keep their generation, so the
+  // policy's memo of them stays valid.
+  if (view_) view.KeepGenerationsOf(*view_);
+  view_ = std::move(view);
+  view_built_ = now;
+  view_node_count_ = node_record_count;
+  view_table_ = node_record_table_ptr;
+  return *view_;
+}
+
+int PoolScheduler::RankedNode(const job_record_t* job, const bitstr_t* bitmap, const ClusterView& view) {
+  std::vector<gres_job_state_t*> vgpu = VgpuRequests(job);
   const ClusterState& cluster = view.cluster();
   if (cluster.size() == 0) return -1;
   std::vector<bool> candidates(cluster.size(), false);
@@ -270,15 +328,18 @@ int PoolScheduler::RankedNode(const job_record_t* job, const bitstr_t* bitmap, u
   PlacementPolicy* policy = PolicyFor(cluster);
   if (!policy) return -1;
   UpdateUntypedOrder(cluster);
-  auto order = RankNodes(*policy, cluster, RequestOf(job, vgpu[0], cluster),
-                         KnownTypes(cluster, type_preference_), candidates);
+  Request req = RequestOf(job, vgpu[0], cluster);
+  auto order = RankNodes(*policy, cluster, req, KnownTypes(cluster, type_preference_), candidates);
   if (!order.ok()) {
     debug("select/cons_tres_pool: %pJ: %s", job, order.message().c_str());
     return -1;
   }
-  const int best = order->empty() ? -1 : view.NodeIndex(order->front());
-  last_view_ = view.TakeCluster();
-  return best;
+  // A job that may share cores goes, like under cons_tres, where its CPUs
+  // are idle first: the best-ranked such node with the type the policy chose.
+  const bool shares_cores = SharesCores(job);
+  if (shares_cores) req.cpu_milli = JobCpus(job) * 1000;
+  const int64_t chosen = ChosenNode(cluster, *order, req, shares_cores, KnownTypes(cluster, UntypedOrder()));
+  return chosen < 0 ? -1 : view.NodeIndex(static_cast<uint32_t>(chosen));
 }
 
 PlacementPolicy* PoolScheduler::PolicyFor(const ClusterState& cluster) {

@@ -9,7 +9,8 @@
 //    waits for a device to have room, not for enough free bits.
 // The job's GRES bitmap is the placement: nothing is kept here but the
 // settings, the policy and its workload model (statistics of the jobs
-// slurmctld holds, rebuilt at most once a minute).
+// slurmctld holds, rebuilt at most once a minute), and the last snapshot
+// of the nodes while none has changed.
 #ifndef VGPU_SELECT_POOL_POOL_SCHEDULER_H_
 #define VGPU_SELECT_POOL_POOL_SCHEDULER_H_
 
@@ -22,6 +23,7 @@
 
 #include "config/vgpu_config.h"
 #include "cons_tres_ops.h"
+#include "node_view.h"
 #include "placement/placement.h"
 #include "placement/type_reservation.h"
 
@@ -53,14 +55,24 @@ class PoolScheduler {
   // every device free for will-run and test-only). Nodes whose layout is
   // not known yet: cleared when starting now (their devices cannot be
   // checked), left to cons_tres otherwise.
-  void FilterNodes(const job_record_t* job, bitstr_t* bitmap, bool run_now) const;
+  // `view`, when given, is a snapshot of now taken for this job_test.
+  void FilterNodes(const job_record_t* job, bitstr_t* bitmap, bool run_now,
+                   const ClusterView* view) const;
   // Will-run: cons_tres counts free bits per node, so a node with 60+30
   // free shares answers "80 can start now". Moves job->start_time to when
   // the shares fit on devices of each chosen node, as running jobs end.
   void CorrectStartTime(job_record_t* job, const bitstr_t* nodes) const;
-  // The node to try first, or -1 to leave the choice to cons_tres.
-  int RankedNode(const job_record_t* job, const bitstr_t* bitmap, uint32_t min_nodes,
-                 uint32_t req_nodes, list_t* preemptee_candidates);
+  // Whether a node is ranked for the job: one node, one vgpu request, no
+  // preemption, no nodes the user named.
+  static bool Ranks(const job_record_t* job, uint32_t min_nodes, uint32_t req_nodes,
+                    list_t* preemptee_candidates);
+  // The node to try first among `bitmap`'s, ranked on `view`, or -1 to
+  // leave the choice to cons_tres.
+  int RankedNode(const job_record_t* job, const bitstr_t* bitmap, const ClusterView& view);
+  // Every node as now: the view of an earlier job_test while no node has
+  // changed since (most job_tests of a scheduling pass start nothing),
+  // else a new one.
+  const ClusterView& CurrentView();
   PlacementPolicy* PolicyFor(const ClusterState& cluster);
   // Without a TypePreference, pool's untyped requests take the least
   // pressed device type of a node first (TypeReservation): refreshed at
@@ -78,9 +90,10 @@ class PoolScheduler {
   time_t policy_built_ = 0;
   std::optional<TypeReservation> reservation_;  // pool's, when some demand is pinned
   std::vector<std::string> untyped_order_;
-  // The previous ranking's snapshot: nodes unchanged since keep their
-  // generation, so the policy's memo of them stays valid.
-  ClusterState last_view_{1};
+  std::optional<ClusterView> view_;
+  time_t view_built_ = 0;
+  int view_node_count_ = -1;
+  const void* view_table_ = nullptr;
 };
 
 }  // namespace select_pool
