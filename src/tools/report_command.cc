@@ -56,14 +56,6 @@ std::string LocalMidnight(std::time_t now) {
   return buf;
 }
 
-// The last non-blank line of `text` (sacct's fatal message comes last), or
-// `fallback` when there is none.
-std::string LastLine(const std::string& text, const std::string& fallback) {
-  std::string t = Trim(text);
-  size_t nl = t.find_last_of('\n');
-  std::string line = Trim(nl == std::string::npos ? t : t.substr(nl + 1));
-  return line.empty() ? fallback : line;
-}
 
 Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);

@@ -18,8 +18,9 @@ const char* const kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E6
 constexpr size_t kColors = sizeof(kPalette) / sizeof(kPalette[0]);
 const char* const kDashes[] = {"", "7 4", "2 3", "9 3 2 3"};  // once per round of colours
 
-// `s` on one line, XML-escaped; control characters XML forbids become spaces.
-std::string Escape(const std::string& s) {
+}  // namespace
+
+std::string SvgEscape(const std::string& s) {
   std::string out;
   for (char c : OneLine(s)) {
     switch (c) {
@@ -33,6 +34,12 @@ std::string Escape(const std::string& s) {
   }
   return out;
 }
+
+const char* PaletteColor(size_t k) { return kPalette[k % kColors]; }
+
+namespace {
+
+std::string Escape(const std::string& s) { return SvgEscape(s); }
 
 // A pixel coordinate, clamped so that wild data cannot print huge numbers.
 std::string Px(double v) {

@@ -5,6 +5,7 @@
 #ifndef VGPU_TOOLS_SVG_PLOT_H_
 #define VGPU_TOOLS_SVG_PLOT_H_
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,12 @@ struct BarChartSpec {
 // value is negative. Category labels longer than 18 characters are cut
 // (ending in "..."); with more than 8 categories they are slanted.
 std::string RenderBarSvg(const BarChartSpec& spec);
+
+// `s` on one line, XML-escaped; control characters XML forbids become
+// spaces. For other SVG writers (vgpuctl status --svg).
+std::string SvgEscape(const std::string& s);
+// The k-th colour of the palette above (repeating after ten).
+const char* PaletteColor(size_t k);
 
 }  // namespace vgpu::sim
 

@@ -10,72 +10,20 @@
 #include <memory>
 #include <set>
 
+#include "slurm_json.h"
 #include "util/text.h"
 
 namespace vgpu::report {
 
 namespace {
 
+using slurm_json::Get;
+using slurm_json::Number;
+using slurm_json::StringOr;
+using slurm_json::Time;
+using slurm_json::Whole;
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr int64_t kEmptyResult = 9003;  // ESLURM_REST_EMPTY_RESULT ("Nothing found")
-
-// `text` parsed as one JSON value, or the parser's message on one line.
-// Never throws: jsoncpp's parser throws for nesting past its stack limit,
-// which is caught here and becomes the error.
-Result<Json::Value> ParseJson(const std::string& text) {
-  Json::CharReaderBuilder b;
-  b["collectComments"] = false;
-  b["failIfExtra"] = true;  // "{...} trailing text" is not one value
-  std::unique_ptr<Json::CharReader> reader(b.newCharReader());
-  Json::Value root;
-  std::string errors;
-  try {
-    if (!reader->parse(text.data(), text.data() + text.size(), &root, &errors))
-      return Result<Json::Value>::Error(OneLine(errors));
-  } catch (const Json::Exception& e) {
-    return Result<Json::Value>::Error(OneLine(e.what()));
-  }
-  return root;
-}
-
-// A number: a JSON number, or {"set": true, "number": N}; nullopt for null,
-// an unset wrapped number, and anything else.
-std::optional<double> Number(const Json::Value& v) {
-  if (v.isObject()) {
-    const Json::Value& set = v["set"];
-    if (set.isBool() && !set.asBool()) return std::nullopt;
-    return Number(v["number"]);
-  }
-  if (!v.isNumeric() || v.isBool()) return std::nullopt;
-  double d = v.asDouble();
-  return std::isfinite(d) ? std::optional<double>(d) : std::nullopt;
-}
-
-// A non-negative whole number that fits in 64 bits.
-std::optional<uint64_t> Whole(const Json::Value& v) {
-  if (v.isUInt64()) return v.asUInt64();
-  std::optional<double> d = Number(v);
-  if (!d || *d < 0 || *d >= 18446744073709551616.0 || std::floor(*d) != *d) return std::nullopt;
-  return static_cast<uint64_t>(*d);
-}
-
-// A Unix time in seconds; 0 (not set) for null and for a number outside
-// int64_t, which must not reach the cast (its result would be undefined).
-int64_t Time(const Json::Value& v) {
-  std::optional<double> d = Number(v);
-  if (!d || !(*d >= -9223372036854775808.0 && *d < 9223372036854775808.0)) return 0;
-  return static_cast<int64_t>(*d);
-}
-
-// v[key], or null when v is not an object (jsoncpp throws on a lookup in
-// a string or a number).
-const Json::Value& Get(const Json::Value& v, const char* key) {
-  return v.isObject() ? v[key] : Json::Value::nullSingleton();
-}
-
-std::string StringOr(const Json::Value& v, const std::string& fallback = "") {
-  return v.isString() ? v.asString() : fallback;
-}
 
 // One device of the record; nullopt when a required field is bad.
 std::optional<DeviceUsage> ParseDevice(const std::string& node, const Json::Value& d) {
@@ -116,29 +64,12 @@ void ReadAllocated(const Json::Value& list, JobRecord* job) {
   }
 }
 
-// The "errors" entries of sacct, or "" when there is none that matters.
-std::string SacctErrors(const Json::Value& errors) {
-  if (!errors.isArray()) return "";
-  std::string out;
-  for (const Json::Value& e : errors) {
-    if (!e.isObject()) continue;
-    std::optional<double> number = Number(e["error_number"]);
-    std::string what = StringOr(e["description"]);
-    if ((number && *number == kEmptyResult) || what == "Nothing found") continue;
-    if (what.empty()) what = StringOr(e["error"], "unknown error");
-    else if (e["error"].isString()) what += " (" + e["error"].asString() + ")";
-    if (e["source"].isString()) what += " in " + e["source"].asString();
-    out += (out.empty() ? "" : "; ") + what;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::optional<std::vector<DeviceUsage>> ParseUsageComment(const std::string& comment) {
   std::string text = Trim(comment);
   if (text.empty() || text[0] != '{') return std::nullopt;
-  Result<Json::Value> root = ParseJson(text);
+  Result<Json::Value> root = slurm_json::Parse(text);
   if (!root.ok() || !root->isObject()) return std::nullopt;
   std::optional<uint64_t> version = Whole((*root)["vgpu"]);
   const Json::Value& nodes = (*root)["nodes"];
@@ -166,11 +97,11 @@ bool JobRecord::HasVgpu() const {
 
 Result<std::vector<JobRecord>> ParseSacctJson(const std::string& text) {
   using R = Result<std::vector<JobRecord>>;
-  Result<Json::Value> root = ParseJson(text);
+  Result<Json::Value> root = slurm_json::Parse(text);
   if (!root.ok()) return R::Error("is not JSON: " + root.message());
   if (!root->isObject() || !(*root)["jobs"].isArray())
     return R::Error("is not sacct --json output: it has no \"jobs\" list");
-  std::string errors = SacctErrors((*root)["errors"]);
+  std::string errors = slurm_json::Errors(*root);
   if (!errors.empty()) return R::Error("reports an error: " + errors);
   std::vector<JobRecord> jobs;
   const Json::Value& list = (*root)["jobs"];

@@ -12,6 +12,7 @@
 
 #include "config_check.h"
 #include "report_command.h"
+#include "status_command.h"
 
 namespace {
 
@@ -20,6 +21,7 @@ const char kUsage[] =
     "Commands:\n"
     "  report   requested and used vgpu share-hours per user, account and type (from sacct)\n"
     "  check    every mistake in slurm.conf, gres.conf, vgpu.conf and the chip catalog, per node\n"
+    "  status   the pool now: shares per type, and per node and device (table, JSON, SVG)\n"
     "Run `vgpuctl COMMAND --help` for a command's options.\n";
 
 struct Command {
@@ -31,6 +33,9 @@ const Command kCommands[] = {
     {"report", vgpu::report::RunReport},
     {"check", [](const std::vector<std::string>& args, std::time_t, std::ostream& out, std::ostream& err) {
        return vgpu::check::RunCheck(args, out, err);
+     }},
+    {"status", [](const std::vector<std::string>& args, std::time_t, std::ostream& out, std::ostream& err) {
+       return vgpu::status::RunStatus(args, out, err);
      }},
 };
 

@@ -26,6 +26,15 @@ inline std::string Trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+// The last non-blank line of `text` (a command's fatal message comes last),
+// or `fallback` when there is none.
+inline std::string LastLine(const std::string& text, const std::string& fallback) {
+  std::string t = Trim(text);
+  size_t nl = t.find_last_of('\n');
+  std::string line = Trim(nl == std::string::npos ? t : t.substr(nl + 1));
+  return line.empty() ? fallback : line;
+}
+
 // `s` on one line: every run of blanks and newlines becomes one space, so
 // that a parser's multi-line message stays one log line.
 inline std::string OneLine(const std::string& s) {

@@ -42,6 +42,56 @@ t_vgpuctl_check_finds_mistakes() {
 		fail "vgpuctl check on a doubled line said: $out"
 }
 
+# vgpuctl status on the running cluster: two jobs on n2 (30 dcu shares, 50
+# nvidia shares) and a held 10-share ascend job. With --node n2 the JSON
+# shows the dcu device with 30 allocated and the first job's id, user and
+# shares on it, its model (the lab's inventory) and a memory quota of 30 %
+# of the model's memory; the nvidia device the second job's 50; the types
+# those totals, and ascend at least 10 shares pending. The table names the
+# jobs as id:user:shares, and --svg draws one cell per n2 device (8).
+t_vgpuctl_status_shows_pool() {
+	local vgpuctl=$VGPU_PREFIX/bin/vgpuctl a b c out
+	a=$(submit_dump -p share --mem=50 -w n2 --gres=vgpu:dcu:30 -- sleep 120)
+	b=$(submit_dump -p share --mem=50 -w n2 --gres=vgpu:nvidia:50 -- sleep 120)
+	c=$(submit --hold -p share --mem=50 --gres=vgpu:ascend:10 --wrap true)
+	# shellcheck disable=SC2064  # the ids now: the trap runs after the locals are gone
+	trap "scancel $a $b $c 2>/dev/null || true" EXIT
+	wait_running "$a"
+	wait_running "$b"
+	out=$("$vgpuctl" status --conf "$LAB/etc/slurm.conf" --node n2 --json --svg "$RUN/status.svg" 2>&1) ||
+		fail "vgpuctl status --json: $out"
+	printf '%s\n' "$out" >"$RUN/status.json"
+	python3 - "$RUN/status.json" "$a" "$b" <<'PY' || fail "vgpuctl status --json: $(cat "$RUN/status.check")"
+import json, sys
+doc = json.load(open(sys.argv[1])); a, b = int(sys.argv[2]), int(sys.argv[3])
+problems = []
+def check(what, ok):
+    if not ok: problems.append(what)
+check("version 1", doc.get("version") == 1)
+nodes = doc["nodes"]
+check("one node, n2: %s" % [n["name"] for n in nodes], [n["name"] for n in nodes] == ["n2"])
+devs = nodes[0]["devices"] if nodes else []
+check("8 devices on n2: %d" % len(devs), len(devs) == 8)
+used = [(d["type"], d["allocated"], [(j["job_id"], j["user"], j["shares"]) for j in d["jobs"]]) for d in devs if d["allocated"]]
+check("dcu device with job %d's 30 shares: %s" % (a, used), ("dcu", 30, [(a, "root", 30)]) in used)
+check("nvidia device with job %d's 50 shares: %s" % (b, used), ("nvidia", 50, [(b, "root", 50)]) in used)
+dcu = [d for d in devs if d["type"] == "dcu" and d["allocated"] == 30]
+check("dcu model hygon-k100 and a quota of 30 %% of its memory: %s" % dcu,
+      dcu and dcu[0]["model"] == "hygon-k100" and dcu[0]["memory_bytes"] > 0
+      and dcu[0]["memory_quota_bytes"] == dcu[0]["memory_bytes"] * 30 // 100)
+types = {t["type"]: t for t in doc["types"]}
+check("type totals on n2: %s" % types, types.get("dcu", {}).get("allocated") == 30
+      and types.get("dcu", {}).get("shares") == 400 and types.get("nvidia", {}).get("allocated") == 50)
+check("ascend pending >= 10: %s" % types.get("ascend"), types.get("ascend", {}).get("pending", 0) >= 10)
+open(sys.argv[1].replace("status.json", "status.check"), "w").write("; ".join(problems))
+sys.exit(1 if problems else 0)
+PY
+	[ "$(grep -o 'class="device"' "$RUN/status.svg" | wc -l)" = 8 ] || fail "status.svg has $(grep -o 'class="device"' "$RUN/status.svg" | wc -l) device cells, expected 8"
+	out=$("$vgpuctl" status --conf "$LAB/etc/slurm.conf" 2>&1) || fail "vgpuctl status: $out"
+	[[ $out == *"$a:root:30"* && $out == *"$b:root:50"* && $out == *"n1 "* ]] || fail "vgpuctl status table: $out"
+	log "vgpuctl_status_shows_pool: $(grep -c . <<<"$out") table lines"
+}
+
 # Resumes each node Slurm holds drained (which nodes Slurm drains after an
 # INVAL differs between releases) and succeeds once all are usable.
 resume_drained_nodes() {
