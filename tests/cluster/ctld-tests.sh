@@ -161,6 +161,27 @@ t_fragmented_node() {
 	wait_for 30 "n2's jobs to end" sh -c "[ -z \"\$(squeue -h -w n2 2>/dev/null)\" ]" || true
 }
 
+# The only node of a type drained, as for maintenance: jobs of that type
+# (in "debug" and in the core-sharing "share") wait, slurmctld schedules
+# the others, and once the node is resumed they run. (slurmctld died here
+# once: pool found no node and answered node index 4294967295.)
+t_type_on_drained_node_waits() {
+	local a b other
+	# shellcheck disable=SC2064
+	trap 'scontrol update nodename=n1 state=resume 2>/dev/null || true; scancel ${a:-} ${b:-} 2>/dev/null || true' EXIT
+	scontrol update nodename=n1 state=drain reason="vgpu test: maintenance"
+	a=$(submit --mem=50 --gres=vgpu:ascend:10 --wrap true)
+	b=$(submit -p share --mem=50 --gres=vgpu:ascend:20 --wrap true)
+	other=$(submit --mem=50 --gres=vgpu:nvidia:10 --wrap true)
+	wait_job "$other"
+	sleep 3  # a scheduling pass or two more (sched_interval=2)
+	scontrol ping 2>/dev/null | grep -q UP || fail "slurmctld does not answer with n1 drained"
+	expect "ascend jobs $a $b while n1 is drained" "$(job_state "$a") $(job_state "$b")" "PENDING PENDING"
+	scontrol update nodename=n1 state=resume
+	wait_job "$a"
+	wait_job "$b"
+}
+
 # job_idx_of ID: the job's IDX bits now, from slurmctld.
 job_idx_of() { scontrol -d show job "$1" | idx_of_show; }
 
@@ -181,6 +202,30 @@ restart_slurmd() {
 	start_slurmd_node "$1"
 	wait_for 30 "slurmd $1 to register" sh -c "[ \$(grep -c 'CPUs=' '$log') -gt $before ]" ||
 		fail "slurmd $1 did not register again"
+}
+
+# The lab's own check that slurmctld lives (run-tests' dead_daemons, after
+# every test) reads its pid file. slurmctld 23.11+ hands over to a new
+# process on `scontrol reconfigure` and rewrites the pid file in place
+# without truncating it, so a new pid shorter than the old leaves the old
+# one's tail behind ("704\n2\n" after 31292). Read as one number that named
+# no process, and the check reported a live slurmctld dead.
+# Here slurmctld gets a 5-digit pid, then a reconfigure a 3-digit one.
+t_lab_names_slurmctld_after_reconfigure() {
+	local before after shaped=yes
+	# Where /proc/sys is read-only (a container) the pids are what they
+	# are: the check still runs, and the log says so.
+	echo 31000 2>/dev/null >/proc/sys/kernel/ns_last_pid || shaped=no
+	restart_slurmctld
+	before=$(pidfile_pid "$LAB/run/slurmctld.pid")
+	echo 700 2>/dev/null >/proc/sys/kernel/ns_last_pid || shaped=no
+	scontrol reconfigure
+	wait_for 30 "slurmctld after reconfigure" sh -c 'scontrol ping 2>/dev/null | grep -q UP' || fail "slurmctld does not answer after reconfigure"
+	sleep 1
+	after=$(pidfile_pid "$LAB/run/slurmctld.pid")
+	daemon_running slurmctld "$LAB/run/slurmctld.pid" ||
+		fail "pid file names no live slurmctld after reconfigure: pid $before before, '$after' read now, file $(od -An -c "$LAB/run/slurmctld.pid" | tr -s ' '), lab slurmctld processes: $(lab_pids slurmctld | tr '\n' ' ')"
+	log "lab_names_slurmctld_after_reconfigure: slurmctld pid $before, after reconfigure $after (pid counter set: $shaped)"
 }
 
 # Restarts keep the devices: with two jobs running on n3 (40 shares on device

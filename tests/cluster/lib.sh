@@ -116,9 +116,32 @@ pid_is() {
 	[ "${stat%% *}" != Z ]
 }
 
-# pidfile_pid FILE: the pid written in FILE (empty if none).
+# release_held ID...: releases held jobs. `scontrol release` sends one RPC
+# per job, and on a loaded host (CI builds the next Slurm release beside
+# the suite) some time out while slurmctld writes its state: what it said
+# is logged and the jobs still held are released again; fails when some
+# stay held after 5 tries.
+release_held() {
+	local try out held=("$@")
+	for ((try = 1; try <= 5; try++)); do
+		out=$(scontrol release "${held[@]}" 2>&1) && return 0
+		log "scontrol release (try $try of ${#held[@]} jobs): $(head -c 400 <<<"$out" | tr '\n' ' ')"
+		mapfile -t held < <(squeue -h -r -t PD -j "$(IFS=,; echo "${held[*]}")" -o '%i %r' 2>/dev/null | awk '$2 ~ /^JobHeld/ { print $1 }')
+		[ ${#held[@]} -gt 0 ] || return 0
+		sleep 1
+	done
+	fail "${#held[@]} jobs still held after 5 tries of scontrol release (${held[*]:0:5}): $(head -c 300 <<<"$out" | tr '\n' ' ')"
+}
+
+# pidfile_pid FILE: the pid written in FILE (empty if none). Its first
+# line only: slurmctld 23.11+ rewrites its pid file in place after a
+# reconfigure (update_pidfile: rewind, no truncation), so a pid shorter
+# than the last one (pid_max 32768 wraps often in the lab) leaves the old
+# pid's tail on a second line: "5597\n4\n".
 pidfile_pid() {
-	if [ -n "$1" ] && [ -r "$1" ]; then tr -dc '0-9' <"$1" 2>/dev/null || true; fi
+	local line=
+	if [ -n "$1" ] && [ -r "$1" ]; then read -r line <"$1" 2>/dev/null || true; fi
+	printf '%s' "${line//[^0-9]/}"
 }
 
 # lab_pids COMM: pids of processes named COMM that belong to this lab, that is
@@ -282,23 +305,48 @@ resume_drained() {
 	done < <(sinfo -h -N -o '%N %t' 2>/dev/null | sort -u) # one line per partition
 }
 
+# start_slurmctld_again: starts slurmctld after it died, with the lab's
+# state, and waits until it answers. Prints nothing, or why it needed -i:
+# 26.05 refuses to start when a state file it expects is missing (killed
+# before it first saved it), and an admin would then start it with -i.
+# 1 when it does not answer even then. (A clean restart never needs -i:
+# restart_slurmctld does not use this.)
+# -i only once the first one has exited: a second slurmctld started beside
+# a slow first one (a loaded host) kills it or, before it wrote its pid
+# file, runs beside it, truncates the pid file and leaves the lab with no
+# slurmctld the tests can name.
+start_slurmctld_again() {
+	"$SLURM_SBIN/slurmctld"
+	wait_for 60 "slurmctld to answer or exit" slurmctld_answers_or_exited || return 1
+	slurmctld_answers && return 0
+	local why
+	why=$(grep ' fatal: ' "$LAB/log/slurmctld.log" | tail -1)
+	"$SLURM_SBIN/slurmctld" -i
+	wait_for 60 "slurmctld -i" slurmctld_answers || return 1
+	echo "it would not start (${why#*] }) until started with -i"
+}
+slurmctld_answers() { scontrol ping 2>/dev/null | grep -q UP; }
+# True when slurmctld answers, or when no slurmctld of the lab has run for
+# a second (the daemon forks twice on its way into the background).
+slurmctld_answers_or_exited() {
+	slurmctld_answers && return 0
+	[ -z "$(lab_pids slurmctld)" ] || return 1
+	sleep 1
+	[ -z "$(lab_pids slurmctld)" ] && ! slurmctld_answers
+}
+
 # crash_slurmctld: kill -9 slurmctld and start it again; prints what it
 # did. 1 when it does not answer again.
 crash_slurmctld() {
+	local how
 	kill9_daemon slurmctld "$LAB/run/slurmctld.pid"
 	sleep 0.5
-	"$SLURM_SBIN/slurmctld"
-	if wait_for 15 "slurmctld" sh -c 'scontrol ping 2>/dev/null | grep -q UP'; then
+	how=$(start_slurmctld_again) || return 1
+	if [ -n "$how" ]; then
+		echo "killed slurmctld (-9); $how"
+	else
 		echo "killed slurmctld (-9) and started it"
-		return 0
 	fi
-	# 26.05 refuses to start when a state file it expects is missing
-	# (killed before it first saved it): as an admin would, -i.
-	local why
-	why=$(grep 'fatal' "$LAB/log/slurmctld.log" | tail -1)
-	"$SLURM_SBIN/slurmctld" -i
-	wait_for 30 "slurmctld -i" sh -c 'scontrol ping 2>/dev/null | grep -q UP' || return 1
-	echo "killed slurmctld (-9); it would not start (${why#*] }) until started with -i"
 }
 
 # ---------------------------------------------------------------- configuration
@@ -557,12 +605,14 @@ node_line() {
 }
 
 # write_vgpu_conf DIR CATALOG_DIR INVENTORY_PATTERN [SHARES]
+# (SweepInterval=$VGPU_LAB_SWEEP_INTERVAL when that is set.)
 write_vgpu_conf() {
 	cat >"$1/vgpu.conf" <<-CONF
 	SharesPerDevice=${4:-100}
 	ChipCatalogDir=$2
 	Inventory=$3
 	CONF
+	[ -z "${VGPU_LAB_SWEEP_INTERVAL:-}" ] || echo "SweepInterval=$VGPU_LAB_SWEEP_INTERVAL" >>"$1/vgpu.conf"
 }
 
 # catalog_get MODEL KEY: a top-level number/string of a catalog file.
