@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 namespace vgpu {
 
@@ -54,6 +55,9 @@ struct UsageRegionLayout {
   // holder dead. (In the padding before the slots: regions made before it
   // existed read 0.)
   std::atomic<uint32_t> slow_reserver;
+  // Reservations refused as over the limit (libvgpu's out-of-memory
+  // answers), for vgpu-exporter. (In the padding too: older regions read 0.)
+  std::atomic<uint64_t> refusals;
 
   UsageSlot* slots();
 };
@@ -67,6 +71,32 @@ constexpr size_t kSlotsOffset = (sizeof(UsageRegionLayout) + 63) / 64 * 64;
 static_assert(kSlotsOffset == 128, "the header outgrew layout version 1");
 
 size_t RegionSize(uint32_t slots) { return kSlotsOffset + sizeof(UsageSlot) * slots; }
+
+// Maps the region file `name` (under `dir_fd`) and checks its header:
+// read-write for the job's processes, read-only for outside readers.
+// Errors name `path`.
+Result<std::pair<UsageRegionLayout*, size_t>> MapRegion(int dir_fd, const std::string& name,
+                                                        const std::string& path, bool writable) {
+  using R = Result<std::pair<UsageRegionLayout*, size_t>>;
+  int fd = openat(dir_fd, name.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return R::Error("cannot open usage region " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < RegionSize(1)) {
+    close(fd);
+    return R::Error("usage region " + path + " is too small to be one (recreate it with vgpu-prolog)");
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* mem = mmap(nullptr, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (mem == MAP_FAILED) return R::Error("cannot map usage region " + path + ": " + std::strerror(errno));
+  auto* r = static_cast<UsageRegionLayout*>(mem);
+  if (r->magic != kMagic || r->version != kLayoutVersion || r->slot_count == 0 ||
+      RegionSize(r->slot_count) != size) {
+    munmap(mem, size);
+    return R::Error("usage region " + path + " is corrupt or from another release");
+  }
+  return std::make_pair(r, size);
+}
 
 }  // namespace
 
@@ -169,24 +199,9 @@ Result<std::unique_ptr<UsageRegion>> UsageRegion::Open(const std::string& path) 
 Result<std::unique_ptr<UsageRegion>> UsageRegion::OpenAt(int dir_fd, const std::string& name,
                                                          const std::string& path) {
   using R = Result<std::unique_ptr<UsageRegion>>;
-  int fd = openat(dir_fd, name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return R::Error("cannot open usage region " + path + ": " + std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < RegionSize(1)) {
-    close(fd);
-    return R::Error("usage region " + path + " is too small to be one (recreate it with vgpu-prolog)");
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
-  void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (mem == MAP_FAILED) return R::Error("cannot map usage region " + path + ": " + std::strerror(errno));
-  auto* r = static_cast<UsageRegionLayout*>(mem);
-  if (r->magic != kMagic || r->version != kLayoutVersion || r->slot_count == 0 ||
-      RegionSize(r->slot_count) != size) {
-    munmap(mem, size);
-    return R::Error("usage region " + path + " is corrupt or from another release");
-  }
-  return std::unique_ptr<UsageRegion>(new UsageRegion(path, r, size));
+  auto mapped = MapRegion(dir_fd, name, path, true);
+  if (!mapped.ok()) return R::Error(mapped.message());
+  return std::unique_ptr<UsageRegion>(new UsageRegion(path, mapped->first, mapped->second));
 }
 
 UsageRegion::UsageRegion(const std::string& path, UsageRegionLayout* map, size_t size)
@@ -284,7 +299,10 @@ bool UsageRegion::TryReserve(UsageSlot* s, uint64_t bytes, uint64_t limit) {
 UsageRegion::Reservation UsageRegion::Reserve(uint64_t bytes, uint64_t limit) {
   UsageSlot* s = Slot();
   if (!s) return Reservation::kNoSlot;
-  if (bytes > limit) return Reservation::kOverLimit;
+  if (bytes > limit) {
+    map_->refusals.fetch_add(1);
+    return Reservation::kOverLimit;
+  }
   if (map_->slow_reserver.load() == 0 && TryReserve(s, bytes, limit)) return Reservation::kOk;
   // Over the limit, or racing another process for the last bytes: under
   // the lock, with the fast path closed to the others, reap processes that
@@ -307,6 +325,7 @@ UsageRegion::Reservation UsageRegion::Reserve(uint64_t bytes, uint64_t limit) {
   }
   map_->slow_reserver.store(0);
   Unlock();
+  if (r == Reservation::kOverLimit) map_->refusals.fetch_add(1);
   return r;
 }
 
@@ -331,6 +350,31 @@ uint64_t UsageRegion::UsedByThisProcess() const {
 }
 
 uint64_t UsageRegion::Peak() const { return map_->peak_bytes.load(); }
+
+uint64_t UsageRegion::Refusals() const { return map_->refusals.load(); }
+
+Result<UsageRegion::Stats> UsageRegion::ReadStats(const std::string& path) {
+  using R = Result<Stats>;
+  auto mapped = MapRegion(AT_FDCWD, path, path, false);
+  if (!mapped.ok()) return R::Error(mapped.message());
+  UsageRegionLayout* r = mapped->first;
+  const size_t size = mapped->second;
+  Stats stats;
+  stats.peak_bytes = r->peak_bytes.load();
+  stats.busy_ns = r->busy_ns.load();
+  stats.refusals = r->refusals.load();
+  // A job's user can write its region: the limit is the file's size, not
+  // what the header says.
+  const uint32_t n = std::min(r->slot_limit.load(), r->slot_count);
+  for (uint32_t i = 0; i < n; ++i) {
+    const UsageSlot& slot = r->slots()[i];
+    if (slot.pid.load() == 0) continue;
+    stats.used_bytes += slot.used_bytes.load();
+    ++stats.processes;
+  }
+  munmap(r, size);
+  return stats;
+}
 
 size_t UsageRegion::ReapDead() {
   if (!Lock()) return 0;

@@ -70,6 +70,17 @@ class UsageRegion {
   uint64_t UsedByThisProcess() const;
   // Highest job total ever reserved.
   uint64_t Peak() const;
+  // Reservations refused as over the limit, all processes.
+  uint64_t Refusals() const;
+
+  // What a region says, read without taking part in it (mapped read-only,
+  // nothing reaped, no slot claimed): for readers that are not the job's
+  // (vgpu-exporter). used_bytes counts slots not reaped yet too.
+  struct Stats {
+    uint64_t used_bytes = 0, peak_bytes = 0, busy_ns = 0, refusals = 0;
+    uint32_t processes = 0;
+  };
+  static Result<Stats> ReadStats(const std::string& path);
   // Compute pacing, one token bucket per job and device: device time
   // accrues at `share` of the wall clock, up to `burst_ns`; kernels spend
   // it when they are seen to complete (ChargeBusy). PaceDelay says how

@@ -234,6 +234,7 @@ Result<PoolStatus> ReadPool(const std::string& nodes_json, const std::string& jo
     node.name = StringOr(Get(n, "name"));
     if (node.name.empty()) continue;
     node.state = StateOf(n);
+    node.reason = StringOr(Get(n, "reason"));
     node.partitions = Strings(Get(n, "partitions"));
     uint64_t first_bit = 0;
     for (const GresEntry& g : ParseGres(StringOr(Get(n, "gres")))) {

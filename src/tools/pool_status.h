@@ -47,6 +47,7 @@ struct DeviceStatus {
 struct NodeStatus {
   std::string name;
   std::string state;                    // lower case, flags joined by '+'
+  std::string reason;                   // why it is drained or down ("" when none)
   std::vector<std::string> partitions;
   std::vector<DeviceStatus> devices;
 };

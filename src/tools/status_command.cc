@@ -182,6 +182,29 @@ void AddInventoryFacts(PoolStatus* pool, const VgpuConfig& config, const ChipCat
   }
 }
 
+Result<PoolStatus> LoadPool(const std::string& slurm_conf, const std::string& nodes_input,
+                            const std::string& jobs_input) {
+  using R = Result<PoolStatus>;
+  const size_t slash = slurm_conf.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slurm_conf.substr(0, slash);
+  VgpuConfig defaults;
+  defaults.chip_catalog_dirs = VGPU_DEFAULT_CATALOG_DIR;
+  auto config = VgpuConfig::Load(dir + "/vgpu.conf", defaults);
+  if (!config.ok()) return R::Error(config.message() + "; fix vgpu.conf or name the cluster's slurm.conf with --conf");
+  Result<std::string> nodes =
+      nodes_input.empty() ? AskNodes() : Input(nodes_input, "pass a saved scontrol --json show nodes");
+  if (!nodes.ok()) return R::Error(nodes.message());
+  Result<std::string> jobs =
+      jobs_input.empty() ? Ask({Locate("squeue"), "--json", "--all"}) : Input(jobs_input, "pass a saved squeue --json");
+  if (!jobs.ok()) return R::Error(jobs.message());
+  auto catalog = ChipCatalog::LoadDirectories(config->chip_catalog_dirs);
+  if (!catalog.ok()) catalog = ChipCatalog();
+  Result<PoolStatus> pool = ReadPool(*nodes, *jobs, config->shares_per_device, ModelsOf(*catalog));
+  if (!pool.ok()) return pool;
+  AddInventoryFacts(&*pool, *config, *catalog);
+  return pool;
+}
+
 int RunStatus(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   auto fail = [&](const std::string& message, int status) {
     err << "vgpuctl status: " << message << std::endl;
@@ -194,24 +217,8 @@ int RunStatus(const std::vector<std::string>& args, std::ostream& out, std::ostr
     out << kStatusUsage;
     return 0;
   }
-  const size_t slash = o.slurm_conf.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : o.slurm_conf.substr(0, slash);
-  VgpuConfig defaults;
-  defaults.chip_catalog_dirs = VGPU_DEFAULT_CATALOG_DIR;
-  auto config = VgpuConfig::Load(dir + "/vgpu.conf", defaults);
-  if (!config.ok()) return fail(config.message() + "; fix vgpu.conf or name the cluster's slurm.conf with --conf", 1);
-
-  Result<std::string> nodes = o.nodes_input.empty() ? AskNodes()
-                                                    : Input(o.nodes_input, "pass a saved scontrol --json show nodes");
-  if (!nodes.ok()) return fail(nodes.message(), 1);
-  Result<std::string> jobs = o.jobs_input.empty() ? Ask({Locate("squeue"), "--json", "--all"})
-                                                  : Input(o.jobs_input, "pass a saved squeue --json");
-  if (!jobs.ok()) return fail(jobs.message(), 1);
-  auto catalog = ChipCatalog::LoadDirectories(config->chip_catalog_dirs);
-  if (!catalog.ok()) catalog = ChipCatalog();
-  Result<PoolStatus> pool = ReadPool(*nodes, *jobs, config->shares_per_device, ModelsOf(*catalog));
+  Result<PoolStatus> pool = LoadPool(o.slurm_conf, o.nodes_input, o.jobs_input);
   if (!pool.ok()) return fail(pool.message(), 1);
-  AddInventoryFacts(&*pool, *config, *catalog);
   const PoolStatus shown = Filter(std::move(pool).value(), o);
   if (o.svg == "-") {
     out << RenderPoolSvg(shown);

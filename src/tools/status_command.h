@@ -47,6 +47,12 @@ ModelTable ModelsOf(const ChipCatalog& catalog);
 // ModelsOf gave.
 void AddInventoryFacts(PoolStatus* pool, const VgpuConfig& config, const ChipCatalog& catalog);
 
+// The pool as slurmctld holds it now (`nodes_input`/`jobs_input`: saved
+// outputs instead, "" to ask Slurm), with the catalog's models and the
+// inventory's facts, for the cluster whose slurm.conf is `slurm_conf`.
+Result<PoolStatus> LoadPool(const std::string& slurm_conf, const std::string& nodes_input = "",
+                            const std::string& jobs_input = "");
+
 // The command; exit status 0 done, 1 Slurm's commands or inputs failing or
 // the SVG not written, 2 bad arguments.
 int RunStatus(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

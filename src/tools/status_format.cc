@@ -122,6 +122,7 @@ std::string FormatJson(const PoolStatus& pool) {
     Json::Value node(Json::objectValue);
     node["name"] = n.name;
     node["state"] = n.state;
+    node["reason"] = n.reason;
     node["partitions"] = Json::Value(Json::arrayValue);
     for (const std::string& p : n.partitions) node["partitions"].append(p);
     node["devices"] = Json::Value(Json::arrayValue);

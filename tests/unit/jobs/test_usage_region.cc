@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,6 +63,7 @@ class UsageRegionTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(ProcessesNeverOvershoot);
   CPPUNIT_TEST(KillsAtRandomPointsNeverWedge);
   CPPUNIT_TEST(PacingIsATokenBucket);
+  CPPUNIT_TEST(ReadStatsFromOutside);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -326,6 +328,64 @@ class UsageRegionTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT_EQUAL(3 * ms, r->ChargeInterval(120 * ms, 123 * ms));  // after idle time
     CPPUNIT_ASSERT_EQUAL(83 * ms, r->BusyNs());
     CPPUNIT_ASSERT_EQUAL(330 * ms, r->PaceDelay(0.1, 20 * ms, 60000 * ms));
+    unlink(path.c_str());
+  }
+
+  // vgpu-exporter's view: what the job's processes hold and were refused,
+  // read-only, without claiming a slot; a process killed holding memory
+  // counts until someone reaps it.
+  void ReadStatsFromOutside() {
+    std::string path = TempRegion();
+    auto r = OpenOk(path);
+    CPPUNIT_ASSERT(r->Reserve(60, 100) == UsageRegion::Reservation::kOk);
+    CPPUNIT_ASSERT(r->Reserve(50, 100) == UsageRegion::Reservation::kOverLimit);   // slow path
+    CPPUNIT_ASSERT(r->Reserve(500, 100) == UsageRegion::Reservation::kOverLimit);  // over the limit alone
+    r->ChargeBusy(7000);
+    int fds[2];
+    CPPUNIT_ASSERT(pipe(fds) == 0);
+    pid_t kid = Child([&] {
+      auto k = UsageRegion::Open(path);
+      const bool ok = k.ok() && (*k)->Reserve(30, 100) == UsageRegion::Reservation::kOk;
+      char c = 1;
+      (void)!write(fds[1], &c, 1);
+      pause();
+      return ok;
+    });
+    char c = 0;
+    CPPUNIT_ASSERT(read(fds[0], &c, 1) == 1);
+    close(fds[0]);
+    close(fds[1]);
+
+    auto stats = UsageRegion::ReadStats(path);
+    CPPUNIT_ASSERT_MESSAGE(stats.message(), stats.ok());
+    CPPUNIT_ASSERT_EQUAL(uint64_t{90}, stats->used_bytes);
+    CPPUNIT_ASSERT_EQUAL(uint64_t{90}, stats->peak_bytes);
+    CPPUNIT_ASSERT_EQUAL(uint64_t{2}, stats->refusals);
+    CPPUNIT_ASSERT_EQUAL(uint64_t{7000}, stats->busy_ns);
+    CPPUNIT_ASSERT_EQUAL(uint32_t{2}, stats->processes);
+    CPPUNIT_ASSERT_EQUAL(uint64_t{2}, r->Refusals());
+    kill(kid, SIGKILL);
+    Wait(kid);
+    CPPUNIT_ASSERT_EQUAL(uint64_t{90}, UsageRegion::ReadStats(path)->used_bytes);  // not reaped yet
+    r->ReapDead();
+    CPPUNIT_ASSERT_EQUAL(uint64_t{60}, UsageRegion::ReadStats(path)->used_bytes);
+    // A read-only file: readers without write access (a region of another
+    // user, read with CAP_DAC_READ_SEARCH) get the same.
+    CPPUNIT_ASSERT(chmod(path.c_str(), 0400) == 0);
+    CPPUNIT_ASSERT(UsageRegion::ReadStats(path).ok());
+
+    auto missing = UsageRegion::ReadStats("/nonexistent/usage.0");
+    CPPUNIT_ASSERT(!missing.ok());
+    CPPUNIT_ASSERT(missing.message().find("/nonexistent/usage.0") != std::string::npos);
+    char junk_path[] = "/tmp/vgpu-notregionXXXXXX";
+    int fd = mkstemp(junk_path);
+    std::string junk(8192, 'x');
+    CPPUNIT_ASSERT(write(fd, junk.data(), junk.size()) == static_cast<ssize_t>(junk.size()));
+    close(fd);
+    auto bad = UsageRegion::ReadStats(junk_path);
+    CPPUNIT_ASSERT(!bad.ok());
+    CPPUNIT_ASSERT(bad.message().find("corrupt") != std::string::npos);
+    unlink(junk_path);
     unlink(path.c_str());
   }
 };

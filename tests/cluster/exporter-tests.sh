@@ -1,0 +1,78 @@
+# shellcheck shell=bash
+# vgpu-exporter on the lab cluster, run as the systemd unit runs it: an
+# unprivileged user with CAP_DAC_READ_SEARCH only (the jobs' usage regions
+# are their users' and mode 0600). Its metrics while a job runs on n3 and
+# after it ended, and its /status page.
+# Sourced by run-tests.
+
+# metric FILE NAME{LABELS}: the value of the sample with exactly that name
+# and those labels ("" when there is none).
+metric() { awk -v k="$2" '$1 == k { print $2; exit }' "$1"; }
+
+# exporter_fetch PORT PATH OUT: the page at 127.0.0.1:PORT/PATH into OUT.
+exporter_fetch() {
+	python3 -c 'import sys, urllib.request; open(sys.argv[2], "wb").write(urllib.request.urlopen(sys.argv[1], timeout=20).read())' \
+		"http://127.0.0.1:$1$2" "$3" 2>>"$RUN/log"
+}
+
+t_exporter_serves_metrics() {
+	local exporter=$VGPU_PREFIX/sbin/vgpu-exporter id pid port out m dev job n3 busy
+	[ -x "$exporter" ] ||
+		fail "$exporter is not installed: configure found no prometheus-cpp or civetweb (scripts/install-deps installs prometheus-cpp-dev and libcivetweb-dev)"
+	out=$("$exporter" --listen 127.0.0.1:0 2>&1) && fail "vgpu-exporter ran as root without --allow-root"
+	[[ $out == *"refusing to run as root"* ]] || fail "vgpu-exporter as root said: $out"
+
+	# 1 GiB held, a 30 GiB allocation refused (20 shares: a 16 GiB quota),
+	# 1 s of kernels, then held until cancelled.
+	id=$(submit -w n3 --gres=vgpu:nvidia:20 --wrap "$LAB/bin/cudajob init alloc $GIB alloc $((30 * GIB)) work 1 1000 kernel hold")
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=+dac_read_search --ambient-caps=+dac_read_search \
+		"$exporter" --listen 127.0.0.1:0 --conf "$LAB/etc/slurm.conf" --run-dir "$NODE_RUN/n3" --node-name n3 \
+		--interval 1 2>"$RUN/exporter.log" &
+	pid=$!
+	# shellcheck disable=SC2064  # the ids now: the trap runs after the locals are gone
+	trap "kill $pid 2>/dev/null; scancel $id 2>/dev/null || true" EXIT
+	wait_for 20 "vgpu-exporter to listen" grep -q "listening on" "$RUN/exporter.log" ||
+		fail "vgpu-exporter did not start: $(cat "$RUN/exporter.log")"
+	port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$RUN/exporter.log")
+	wait_for "$JOB_TIMEOUT" "job $id to hold its memory" grep -q '^hold' "$RUN/$id.out" ||
+		fail "job $id did not get to hold: state $(job_state "$id"), output $(tr '\n' '|' <"$RUN/$id.out" 2>/dev/null)"
+	expect "job output" "$(tr '\n' '|' <"$RUN/$id.out" | sed 's/work [^|]*/work/')" "init 0|alloc 0|alloc 2|work|hold|"
+
+	sleep 1.1 # past the collection interval of the exporter's first answers
+	m=$RUN/metrics.running
+	exporter_fetch "$port" /metrics "$m" || fail "GET /metrics failed: $(tail -3 "$RUN/exporter.log")"
+	# The device label is the device's index on the node (the limits file's node=).
+	dev=$(sed -n 's/^device 0 .* node=\([0-9]*\).*/\1/p' "$NODE_RUN/n3/job_$id/limits")
+	job="{node=\"n3\",jobid=\"$id\",user=\"root\",device=\"${dev:-0}\",vendor=\"nvidia\"}"
+	expect "slurm_up" "$(metric "$m" slurm_vgpu_exporter_slurm_up)" 1
+	expect "usage read errors" "$(metric "$m" slurm_vgpu_exporter_usage_read_errors)" 0
+	expect "job shares $job" "$(metric "$m" "slurm_vgpu_job_device_shares$job")" 20
+	expect "job memory used" "$(metric "$m" "slurm_vgpu_job_device_memory_used_bytes$job")" "$GIB"
+	expect "job memory quota" "$(metric "$m" "slurm_vgpu_job_device_memory_quota_bytes$job")" \
+		$(($(catalog_get nvidia-a100-80g memory_bytes) * 20 / 100))
+	expect "job refusals" "$(metric "$m" "slurm_vgpu_job_oom_refusals_total$job")" 1
+	expect "n3 refusals" "$(metric "$m" 'slurm_vgpu_node_oom_refusals_total{node="n3"}')" 1
+	busy=$(metric "$m" 'slurm_vgpu_node_device_busy_seconds_total{node="n3"}')
+	awk -v b="$busy" 'BEGIN { exit !(b > 0 && b <= 1) }' || fail "n3 device time '$busy' s, expected in (0, 1] (1 s of kernels paced to 20 %)"
+	# The pool part: n3's device with the job's 20 shares, the type totals.
+	n3=$(awk '$1 ~ /^slurm_vgpu_device_allocated_shares\{node="n3",/ { s += $2 } END { print s + 0 }' "$m")
+	expect "n3's allocated shares" "$n3" 20
+	[ "$(metric "$m" 'slurm_vgpu_type_allocated_shares{type="nvidia"}')" -ge 20 ] ||
+		fail "nvidia allocated shares: $(grep 'type_allocated_shares' "$m")"
+
+	exporter_fetch "$port" /status "$RUN/status.html" || fail "GET /status failed"
+	grep -q '<tr data-type="nvidia">' "$RUN/status.html" || fail "/status has no nvidia row: $(head -c 600 "$RUN/status.html")"
+	grep -q '<svg' "$RUN/status.html" || fail "/status has no map"
+
+	# After the job: its series are gone, the node's counters keep its part.
+	scancel "$id"
+	wait_clean "$id"
+	sleep 1.1
+	m=$RUN/metrics.ended
+	exporter_fetch "$port" /metrics "$m" || fail "GET /metrics after the job failed"
+	[ -z "$(metric "$m" "slurm_vgpu_job_device_shares$job")" ] || fail "job $id still has series after it ended"
+	expect "n3 refusals after the job" "$(metric "$m" 'slurm_vgpu_node_oom_refusals_total{node="n3"}')" 1
+	expect "n3 device time after the job" "$(metric "$m" 'slurm_vgpu_node_device_busy_seconds_total{node="n3"}')" "$busy"
+	expect "n3 memory used after the job" "$(metric "$m" 'slurm_vgpu_node_device_memory_used_bytes{node="n3"}')" 0
+	log "exporter_serves_metrics: $(grep -c '^slurm_vgpu' "$RUN/metrics.running") samples, collection $(metric "$m" slurm_vgpu_exporter_collect_seconds) s"
+}
