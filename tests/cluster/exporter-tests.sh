@@ -15,6 +15,32 @@ exporter_fetch() {
 		"http://127.0.0.1:$1$2" "$3" 2>>"$RUN/log"
 }
 
+# submit_holding_job: a 20-share nvidia job on n3 that holds 1 GiB, has a
+# 30 GiB allocation refused (its quota is 16 GiB), runs 1 s of kernels and
+# then holds until cancelled; prints its id.
+submit_holding_job() {
+	submit -w n3 --gres=vgpu:nvidia:20 --wrap "$LAB/bin/cudajob init alloc $GIB alloc $((30 * GIB)) work 1 1000 kernel hold"
+}
+
+# wait_holding ID: until the job above holds.
+wait_holding() {
+	wait_for "$JOB_TIMEOUT" "job $1 to hold its memory" grep -q '^hold' "$RUN/$1.out" ||
+		fail "job $1 did not get to hold: state $(job_state "$1"), output $(tr '\n' '|' <"$RUN/$1.out" 2>/dev/null)"
+}
+
+# start_exporter NODE: vgpu-exporter on NODE's run directory, as nobody with
+# CAP_DAC_READ_SEARCH only, on a free loopback port, collecting every
+# second; sets EXPORTER_PID and EXPORTER_PORT. Log: $RUN/exporter.log.
+start_exporter() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=+dac_read_search --ambient-caps=+dac_read_search \
+		"$VGPU_PREFIX/sbin/vgpu-exporter" --listen 127.0.0.1:0 --conf "$LAB/etc/slurm.conf" --run-dir "$NODE_RUN/$1" \
+		--node-name "$1" --interval 1 2>"$RUN/exporter.log" &
+	EXPORTER_PID=$!
+	wait_for 20 "vgpu-exporter to listen" grep -q "listening on" "$RUN/exporter.log" ||
+		fail "vgpu-exporter did not start: $(cat "$RUN/exporter.log")"
+	EXPORTER_PORT=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$RUN/exporter.log")
+}
+
 t_exporter_serves_metrics() {
 	local exporter=$VGPU_PREFIX/sbin/vgpu-exporter id pid port out m dev job n3 busy
 	[ -x "$exporter" ] ||
@@ -22,20 +48,12 @@ t_exporter_serves_metrics() {
 	out=$("$exporter" --listen 127.0.0.1:0 2>&1) && fail "vgpu-exporter ran as root without --allow-root"
 	[[ $out == *"refusing to run as root"* ]] || fail "vgpu-exporter as root said: $out"
 
-	# 1 GiB held, a 30 GiB allocation refused (20 shares: a 16 GiB quota),
-	# 1 s of kernels, then held until cancelled.
-	id=$(submit -w n3 --gres=vgpu:nvidia:20 --wrap "$LAB/bin/cudajob init alloc $GIB alloc $((30 * GIB)) work 1 1000 kernel hold")
-	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=+dac_read_search --ambient-caps=+dac_read_search \
-		"$exporter" --listen 127.0.0.1:0 --conf "$LAB/etc/slurm.conf" --run-dir "$NODE_RUN/n3" --node-name n3 \
-		--interval 1 2>"$RUN/exporter.log" &
-	pid=$!
+	id=$(submit_holding_job)
+	start_exporter n3
+	pid=$EXPORTER_PID port=$EXPORTER_PORT
 	# shellcheck disable=SC2064  # the ids now: the trap runs after the locals are gone
 	trap "kill $pid 2>/dev/null; scancel $id 2>/dev/null || true" EXIT
-	wait_for 20 "vgpu-exporter to listen" grep -q "listening on" "$RUN/exporter.log" ||
-		fail "vgpu-exporter did not start: $(cat "$RUN/exporter.log")"
-	port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$RUN/exporter.log")
-	wait_for "$JOB_TIMEOUT" "job $id to hold its memory" grep -q '^hold' "$RUN/$id.out" ||
-		fail "job $id did not get to hold: state $(job_state "$id"), output $(tr '\n' '|' <"$RUN/$id.out" 2>/dev/null)"
+	wait_holding "$id"
 	expect "job output" "$(tr '\n' '|' <"$RUN/$id.out" | sed 's/work [^|]*/work/')" "init 0|alloc 0|alloc 2|work|hold|"
 
 	sleep 1.1 # past the collection interval of the exporter's first answers
@@ -75,4 +93,61 @@ t_exporter_serves_metrics() {
 	expect "n3 device time after the job" "$(metric "$m" 'slurm_vgpu_node_device_busy_seconds_total{node="n3"}')" "$busy"
 	expect "n3 memory used after the job" "$(metric "$m" 'slurm_vgpu_node_device_memory_used_bytes{node="n3"}')" 0
 	log "exporter_serves_metrics: $(grep -c '^slurm_vgpu' "$RUN/metrics.running") samples, collection $(metric "$m" slurm_vgpu_exporter_collect_seconds) s"
+}
+
+# A real Prometheus (Debian's) scrapes the exporter every second with the
+# shipped alert rules loaded: its API shows the job's series while it runs
+# (the Slurm job id as jobid; job stays the scrape job's), every query of
+# the shipped Grafana dashboard has data, the rules evaluate; after the job
+# its series go stale and n3's counter keeps the refusal.
+t_prometheus_scrapes_exporter() {
+	local prom=/usr/bin/prometheus q=$here/prom_query.py examples=$VGPU_PREFIX/share/doc/slurm-vgpu/examples
+	local id pid ppid port url dir=$RUN/prometheus out
+	[ -x "$prom" ] || fail "$prom is not installed (scripts/install-deps installs Debian's prometheus)"
+	[ -x "$VGPU_PREFIX/sbin/vgpu-exporter" ] || fail "vgpu-exporter is not installed"
+	id=$(submit_holding_job)
+	start_exporter n3
+	pid=$EXPORTER_PID
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	url=http://127.0.0.1:$port
+	cat >"$dir/prometheus.yml" <<-EOF
+	global:
+	  scrape_interval: 1s
+	  evaluation_interval: 1s
+	rule_files: ["$examples/prometheus/vgpu-rules.yml"]
+	scrape_configs:
+	  - job_name: vgpu
+	    static_configs: [{targets: ["127.0.0.1:$EXPORTER_PORT"]}]
+	EOF
+	"$prom" --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" --web.listen-address="127.0.0.1:$port" \
+		>"$dir/log" 2>&1 &
+	ppid=$!
+	# shellcheck disable=SC2064  # the ids now: the trap runs after the locals are gone
+	trap "kill $ppid $pid 2>/dev/null; scancel $id 2>/dev/null || true" EXIT
+	wait_for 60 "prometheus to be ready" python3 -c "import urllib.request; urllib.request.urlopen('$url/-/ready', timeout=5)" ||
+		fail "prometheus not ready: $(tail -5 "$dir/log")"
+	wait_holding "$id"
+	wait_for 30 "prometheus to have job $id" sh -c "[ \"\$('$q' value '$url' 'slurm_vgpu_job_device_shares{jobid=\"$id\"}')\" = 20 ]" ||
+		fail "prometheus has no slurm_vgpu_job_device_shares of job $id: $("$q" value "$url" "slurm_vgpu_job_device_shares")"
+	expect "up" "$("$q" value "$url" 'up{job="vgpu"}')" 1
+	out=$("$q" labels "$url" "slurm_vgpu_job_oom_refusals_total{jobid=\"$id\"}")
+	[[ $out == *'"job": "vgpu"'* && $out == *"\"jobid\": \"$id\""* && $out != *exported_job* ]] ||
+		fail "labels of the job's refusal counter: $out"
+	expect "refusals" "$("$q" value "$url" "slurm_vgpu_job_oom_refusals_total{jobid=\"$id\"}")" 1
+	expect "n3 memory used" "$("$q" value "$url" 'slurm_vgpu_node_device_memory_used_bytes{node="n3"}')" "$GIB"
+	# Two samples at least in every range the dashboard asks about.
+	sleep 2
+	out=$("$q" dashboard "$url" "$examples/grafana/slurm-vgpu.json") || fail "dashboard queries: $out"
+	[ -z "$out" ] || fail "dashboard queries without data: $(tr '\n' ';' <<<"$out")"
+	wait_for 20 "the alert rules to evaluate" sh -c "'$q' rules '$url' | grep -qx '4 ok'" ||
+		fail "alert rules: $("$q" rules "$url" | tr '\n' ';')"
+
+	scancel "$id"
+	wait_clean "$id"
+	wait_for 30 "job $id's series to go stale" sh -c "[ -z \"\$('$q' value '$url' 'slurm_vgpu_job_device_shares{jobid=\"$id\"}')\" ]" ||
+		fail "prometheus still has job $id's series after it ended"
+	expect "n3 refusals after the job" "$("$q" value "$url" 'slurm_vgpu_node_oom_refusals_total{node="n3"}')" 1
+	log "prometheus_scrapes_exporter: $("$q" value "$url" 'count({__name__=~"slurm_vgpu_.*"})') series"
 }
