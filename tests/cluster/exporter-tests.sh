@@ -151,3 +151,75 @@ t_prometheus_scrapes_exporter() {
 	expect "n3 refusals after the job" "$("$q" value "$url" 'slurm_vgpu_node_oom_refusals_total{node="n3"}')" 1
 	log "prometheus_scrapes_exporter: $("$q" value "$url" 'count({__name__=~"slurm_vgpu_.*"})') series"
 }
+
+# The /status page as Debian's headless Chromium loads it from the exporter
+# (the DOM after parsing): the per-type table with a dcu job's 30 shares
+# allocated, n1 drained by an admin with a vgpu reason in the list of nodes
+# out of the pool, and the SVG map with every device and the job's cell.
+t_status_page_in_chromium() {
+	local chromium id pid dir=$RUN/chromium out n devices=0
+	for n in "${NODES[@]}"; do devices=$((devices + $(node_device_count "$n"))); done
+	chromium=$(command -v chromium || true)
+	[ -n "$chromium" ] || fail "chromium is not installed (scripts/install-deps installs Debian's chromium)"
+	[ -x "$VGPU_PREFIX/sbin/vgpu-exporter" ] || fail "vgpu-exporter is not installed"
+	id=$(submit_dump -p share --mem=50 -w n2 --gres=vgpu:dcu:30 -- sleep 120)
+	# shellcheck disable=SC2064  # the ids now: the trap runs after the locals are gone
+	trap "scancel $id 2>/dev/null; scontrol update nodename=n1 state=resume 2>/dev/null || true" EXIT
+	scontrol update nodename=n1 state=drain reason="vgpu: chromium test"
+	wait_running "$id"
+	start_exporter n2
+	pid=$EXPORTER_PID
+	# shellcheck disable=SC2064
+	trap "kill $pid 2>/dev/null; scancel $id 2>/dev/null; scontrol update nodename=n1 state=resume 2>/dev/null || true" EXIT
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --user-data-dir="$dir/profile" \
+		--dump-dom "http://127.0.0.1:$EXPORTER_PORT/status" >"$dir/dom.html" 2>"$dir/log" ||
+		fail "chromium could not load /status: $(grep -v dbus "$dir/log" | tail -3)"
+	out=$(python3 - "$dir/dom.html" "$devices" <<'PY'
+import html.parser, sys
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.rows, self.row, self.cell, self.out, self.in_out = {}, None, None, {}, None
+        self.devices, self.allocated = 0, []
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "tr" and "data-type" in a:
+            self.row = a["data-type"]; self.rows[self.row] = []
+        elif tag == "td" and self.row is not None:
+            self.cell = ""
+        elif tag == "li" and "data-node" in a:
+            self.in_out = a["data-node"]; self.out[self.in_out] = ""
+        if a.get("class") == "device":
+            self.devices += 1
+            self.allocated.append(a.get("data-allocated"))
+    def handle_endtag(self, tag):
+        if tag == "td" and self.cell is not None:
+            self.rows[self.row].append(self.cell.strip()); self.cell = None
+        elif tag == "tr":
+            self.row = None
+        elif tag == "li":
+            self.in_out = None
+    def handle_data(self, data):
+        if self.cell is not None: self.cell += data
+        if self.in_out is not None: self.out[self.in_out] += data
+p = Page()
+p.feed(open(sys.argv[1]).read())
+want = int(sys.argv[2])
+problems = []
+dcu = p.rows.get("dcu", [])
+if dcu[:4] != ["dcu", "400", "30", "370"]:
+    problems.append("dcu row %s, expected dcu 400 30 370" % dcu)
+if "drain" not in p.out.get("n1", "") or "vgpu: chromium test" not in p.out.get("n1", ""):
+    problems.append("nodes out of the pool: %s" % p.out)
+if p.devices != want:
+    problems.append("%d device cells in the map, expected %d" % (p.devices, want))
+if "30" not in p.allocated:
+    problems.append("no device cell with 30 allocated: %s" % p.allocated)
+print("; ".join(problems))
+PY
+)
+	[ -z "$out" ] || fail "/status in chromium: $out"
+	log "status_page_in_chromium: $(wc -c <"$dir/dom.html") bytes of DOM"
+}
