@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "util/text.h"
 
@@ -94,6 +96,60 @@ Result<std::vector<std::string>> ExpandFileRange(const std::string& expression) 
     for (const std::string& n : numbers) files.push_back(prefix + n + suffix);
   }
   return files;
+}
+
+namespace {
+
+// "/dev/nvidia12" -> ("/dev/nvidia", 12); false when the name does not end
+// in a number without zero padding, or holds what the syntax reserves.
+bool SplitNumbered(const std::string& file, std::string* prefix, uint64_t* number) {
+  if (file.find_first_of("[],") != std::string::npos) return false;
+  size_t start = file.size();
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(file[start - 1]))) --start;
+  const size_t digits = file.size() - start;
+  if (digits == 0 || digits > 9 || (digits > 1 && file[start] == '0')) return false;
+  *prefix = file.substr(0, start);
+  *number = std::stoull(file.substr(start));
+  return true;
+}
+
+}  // namespace
+
+std::string CompressFileRange(const std::vector<std::string>& files) {
+  std::string out;
+  for (size_t i = 0; i < files.size();) {
+    if (!out.empty()) out += ',';
+    std::string prefix, next_prefix;
+    uint64_t first = 0, next = 0;
+    if (!SplitNumbered(files[i], &prefix, &first)) {
+      out += files[i++];
+      continue;
+    }
+    // The run of files[i..j) with this prefix and rising numbers.
+    std::vector<uint64_t> numbers{first};
+    size_t j = i + 1;
+    while (j < files.size() && SplitNumbered(files[j], &next_prefix, &next) && next_prefix == prefix &&
+           next > numbers.back()) {
+      numbers.push_back(next);
+      ++j;
+    }
+    if (numbers.size() == 1) {
+      out += files[i];
+    } else {
+      out += prefix + '[';
+      for (size_t k = 0; k < numbers.size();) {
+        size_t end = k;
+        while (end + 1 < numbers.size() && numbers[end + 1] == numbers[end] + 1) ++end;
+        if (k > 0) out += ',';
+        out += std::to_string(numbers[k]);
+        if (end > k) out += '-' + std::to_string(numbers[end]);
+        k = end + 1;
+      }
+      out += ']';
+    }
+    i = j;
+  }
+  return out;
 }
 
 }  // namespace vgpu

@@ -16,6 +16,12 @@ namespace vgpu {
 // Files in the order written; an error names the malformed part.
 Result<std::vector<std::string>> ExpandFileRange(const std::string& expression);
 
+// The shortest expression ExpandFileRange turns back into `files`, in their
+// order: neighbours that differ only in a rising number at the end (no
+// zero padding) share brackets ("/dev/nvidia[0-3,5]"); others are listed
+// as they are, separated by commas.
+std::string CompressFileRange(const std::vector<std::string>& files);
+
 }  // namespace vgpu
 
 #endif  // VGPU_DEVICES_FILE_RANGE_H_

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "cli_args.h"
+
 namespace vgpu::exporter {
 
 const char kExporterUsage[] =
@@ -21,20 +23,10 @@ const char kExporterUsage[] =
 Result<ExporterOptions> ParseExporterArgs(const std::vector<std::string>& args, const ExporterOptions& defaults) {
   using R = Result<ExporterOptions>;
   ExporterOptions o = defaults;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i], value;
-    bool has_value = false;
-    if (const size_t eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = a.substr(eq + 1);
-      a = a.substr(0, eq);
-      has_value = true;
-    }
-    auto next = [&]() -> bool {
-      if (has_value) return true;
-      if (i + 1 >= args.size()) return false;
-      value = args[++i];
-      return true;
-    };
+  ArgCursor arg(args);
+  while (arg.Next()) {
+    const std::string& a = arg.name();
+    std::string value;
     if (a == "--help" || a == "-h") {
       o.help = true;
     } else if (a == "--no-pool") {
@@ -44,7 +36,7 @@ Result<ExporterOptions> ParseExporterArgs(const std::vector<std::string>& args, 
     } else if (a == "--allow-root") {
       o.allow_root = true;
     } else if (a == "--listen" || a == "--run-dir" || a == "--node-name" || a == "--conf" || a == "--interval") {
-      if (!next() || value.empty()) return R::Error(a + " needs a value (see --help)");
+      if (!arg.Value(&value)) return R::Error(a + " needs a value (see --help)");
       if (a == "--listen") {
         o.listen = value;
       } else if (a == "--run-dir") {
@@ -61,7 +53,7 @@ Result<ExporterOptions> ParseExporterArgs(const std::vector<std::string>& args, 
         o.interval_s = static_cast<int>(n);
       }
     } else {
-      return R::Error("unknown argument \"" + args[i] + "\" (see --help)");
+      return R::Error("unknown argument \"" + arg.arg() + "\" (see --help)");
     }
   }
   if (!o.pool && !o.node) return R::Error("--no-pool and --no-node together leave nothing to export");

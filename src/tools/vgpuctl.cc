@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config_check.h"
+#include "discover_command.h"
 #include "report_command.h"
 #include "status_command.h"
 
@@ -22,6 +23,7 @@ const char kUsage[] =
     "  report   requested and used vgpu share-hours per user, account and type (from sacct)\n"
     "  check    every mistake in slurm.conf, gres.conf, vgpu.conf and the chip catalog, per node\n"
     "  status   the pool now: shares per type, and per node and device (table, JSON, SVG)\n"
+    "  discover this node's devices as gres.conf and slurm.conf lines, with warnings\n"
     "Run `vgpuctl COMMAND --help` for a command's options.\n";
 
 struct Command {
@@ -36,6 +38,9 @@ const Command kCommands[] = {
      }},
     {"status", [](const std::vector<std::string>& args, std::time_t, std::ostream& out, std::ostream& err) {
        return vgpu::status::RunStatus(args, out, err);
+     }},
+    {"discover", [](const std::vector<std::string>& args, std::time_t, std::ostream& out, std::ostream& err) {
+       return vgpu::discover::RunDiscover(args, out, err);
      }},
 };
 

@@ -92,6 +92,40 @@ PY
 	log "vgpuctl_status_shows_pool: $(grep -c . <<<"$out") table lines"
 }
 
+# vgpuctl discover on each lab node (its inventory, as vgpu.conf names it)
+# writes the node's gres.conf lines and Gres= exactly as cluster-up wrote
+# them by hand; through the vendor libraries (the stub NVML, DCMI and ROCm
+# SMI, and a vgpu.conf without Inventory=) it finds what they report, warns
+# of the device files this host lacks and of MIG mode that HardwareSlicing
+# does not expect.
+t_vgpuctl_discover_matches_lab() {
+	local vgpuctl=$VGPU_PREFIX/bin/vgpuctl n out want dir=$RUN/discover rc
+	for n in "${NODES[@]}"; do
+		out=$("$vgpuctl" discover --conf "$LAB/etc/slurm.conf" --node "$n" 2>"$RUN/discover.err") ||
+			fail "vgpuctl discover on $n: $(cat "$RUN/discover.err")"
+		want=$(grep "^NodeName=$n " "$LAB/etc/gres.conf")
+		expect "gres.conf lines of $n" "$(grep '^NodeName=' <<<"$out")" "$want"
+		want=$(sed -n "s/^NodeName=$n .*\(Gres=[^ ]*\).*/\1/p" "$LAB/etc/slurm.conf")
+		expect "Gres= of $n" "$(grep '^Gres=' <<<"$out")" "$want"
+	done
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	printf 'SharesPerDevice=100\nChipCatalogDir=%s\n' "$VGPU_PREFIX/share/slurm-vgpu/chips.d" >"$dir/vgpu.conf"
+	set +e
+	out=$(LD_LIBRARY_PATH=$LAB/stubs VGPU_STUB_NVML_DEVICES="NVIDIA A100-SXM4-80GB,0,85899345920,0000:1b:00.0;NVIDIA A100-SXM4-80GB,1,85899345920,0000:1c:00.0" \
+		VGPU_STUB_NVML_MIG_STATE=$dir/mig "$vgpuctl" discover --conf "$dir/slurm.conf" --node gpu01 2>"$dir/err")
+	rc=$?
+	set -e
+	expect "discover's exit status with warnings" "$rc" 1
+	expect "gres.conf line from NVML" "$(grep '^NodeName=' <<<"$out")" "NodeName=gpu01 Name=vgpu Type=nvidia File=/dev/nvidia[0-1]"
+	expect "Gres= from NVML" "$(grep '^Gres=' <<<"$out")" "Gres=vgpu:nvidia:200"
+	grep -q "nvidia-a100-80g 0.*MIG mode is on" "$dir/err" || fail "no MIG warning: $(cat "$dir/err")"
+	if [ ! -e /dev/nvidia1 ]; then
+		grep -q "/dev/nvidia1 does not exist" "$dir/err" || fail "no warning of the missing /dev/nvidia1: $(cat "$dir/err")"
+	fi
+	log "vgpuctl_discover_matches_lab: $(grep -c . "$dir/err") warning(s) through the stub NVML"
+}
+
 # Resumes each node Slurm holds drained (which nodes Slurm drains after an
 # INVAL differs between releases) and succeeds once all are usable.
 resume_drained_nodes() {

@@ -2,6 +2,10 @@
 
 #include "devices/file_range.h"
 
+#include <string>
+#include <vector>
+
+using vgpu::CompressFileRange;
 using vgpu::ExpandFileRange;
 
 class FileRangeTest : public CppUnit::TestFixture {
@@ -12,6 +16,7 @@ class FileRangeTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(CommaListOfItems);
   CPPUNIT_TEST(ZeroPadding);
   CPPUNIT_TEST(Malformed);
+  CPPUNIT_TEST(CompressIsShortestAndRoundTrips);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -54,6 +59,28 @@ class FileRangeTest : public CppUnit::TestFixture {
       auto r = ExpandFileRange(bad);
       CPPUNIT_ASSERT_MESSAGE(bad, !r.ok());
       CPPUNIT_ASSERT(!r.message().empty());
+    }
+  }
+  // vgpuctl discover writes File= with it: the order is kept (it is the
+  // order of the share bits), rising runs share brackets.
+  void CompressIsShortestAndRoundTrips() {
+    using Files = std::vector<std::string>;
+    const std::pair<Files, std::string> cases[] = {
+        {{"/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia2", "/dev/nvidia3"}, "/dev/nvidia[0-3]"},
+        {{"/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia3"}, "/dev/nvidia[0-1,3]"},
+        {{"/dev/davinci4"}, "/dev/davinci4"},
+        {{"/dev/dri/renderD128", "/dev/dri/renderD129", "/dev/nvidia7"}, "/dev/dri/renderD[128-129],/dev/nvidia7"},
+        {{"/dev/nvidia2", "/dev/nvidia1"}, "/dev/nvidia2,/dev/nvidia1"},  // falling: kept apart, in order
+        {{"/dev/x01", "/dev/x02"}, "/dev/x01,/dev/x02"},                  // zero padding: as written
+        {{"/dev/kfd", "/dev/a[1]"}, "/dev/kfd,/dev/a[1]"},
+        {{}, ""},
+    };
+    for (const auto& [files, expected] : cases) {
+      const std::string got = CompressFileRange(files);
+      CPPUNIT_ASSERT_EQUAL(expected, got);
+      if (files.empty() || got.find("a[1]") != std::string::npos) continue;
+      auto back = ExpandFileRange(got);
+      CPPUNIT_ASSERT_MESSAGE(got, back.ok() && *back == files);
     }
   }
 };
