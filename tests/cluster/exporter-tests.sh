@@ -22,10 +22,13 @@ submit_holding_job() {
 	submit -w n3 --gres=vgpu:nvidia:20 --wrap "$LAB/bin/cudajob init alloc $GIB alloc $((30 * GIB)) work 1 1000 kernel hold"
 }
 
-# wait_holding ID: until the job above holds.
+# wait_holding ID: until the job above holds, its files in n3's run
+# directory as this host sees it.
 wait_holding() {
 	wait_for "$JOB_TIMEOUT" "job $1 to hold its memory" grep -q '^hold' "$RUN/$1.out" ||
 		fail "job $1 did not get to hold: state $(job_state "$1"), output $(tr '\n' '|' <"$RUN/$1.out" 2>/dev/null)"
+	[ -f "$NODE_RUN/n3/job_$1/limits" ] ||
+		fail "job $1 holds but has no files under $NODE_RUN/n3: n3's slurmd sees another $VGPU_RUN (its bind of $NODE_RUN/n3 is gone)"
 }
 
 # start_exporter NODE: vgpu-exporter on NODE's run directory, as nobody with

@@ -283,18 +283,25 @@ t_prolog_killed_halfway() {
 # one-line reason that names it, Slurm drains n3 and requeues the job, and
 # nothing of the job is left there. With space again (the tmpfs gone),
 # the job runs with its limits.
+# unmount_full PID: the test's tmpfs from slurmd PID's namespace, if it is
+# still there (a second umount would take the node's run directory bind,
+# lib.sh start_slurmd_node, with it).
+unmount_full() {
+	nsenter -t "$1" -m sh -c "grep -q '^vgpu-full $VGPU_RUN ' /proc/self/mounts && umount $VGPU_RUN" 2>/dev/null || true
+}
+
 t_full_run_dir() {
 	local id pid
 	pid=$(pidfile_pid "$LAB/run/slurmd-n3.pid")
 	nsenter -t "$pid" -m sh -c "mount -t tmpfs -o size=64k,mode=0755 vgpu-full $VGPU_RUN && { dd if=/dev/zero of=$VGPU_RUN/filler bs=4k 2>/dev/null; true; }" ||
 		fail "cannot mount a small tmpfs over $VGPU_RUN in n3's namespace"
 	# shellcheck disable=SC2064  # the pid now
-	trap "nsenter -t $pid -m umount $VGPU_RUN 2>/dev/null; scontrol update nodename=n3 state=resume 2>/dev/null || true" EXIT
+	trap "unmount_full $pid; scontrol update nodename=n3 state=resume 2>/dev/null || true" EXIT
 	local mark reason
 	mark=$(log_mark "$LAB/log/slurmd-n3.log")
 	id=$(submit -w n3 --gres=vgpu:nvidia:10 --wrap "$LAB/bin/cudajob init")
 	# shellcheck disable=SC2064
-	trap "nsenter -t $pid -m umount $VGPU_RUN 2>/dev/null; scancel $id 2>/dev/null; scontrol update nodename=n3 state=resume 2>/dev/null || true" EXIT
+	trap "unmount_full $pid; scancel $id 2>/dev/null; scontrol update nodename=n3 state=resume 2>/dev/null || true" EXIT
 	wait_for 30 "n3 to drain" sh -c "sinfo -h -n n3 -o %t | grep -q drain" || fail "n3 not drained: $(sinfo -h -n n3 -o '%t %E')"
 	reason=$(log_since "$LAB/log/slurmd-n3.log" "$mark" | grep "prolog" | head -1)
 	[[ $reason == *"vgpu-prolog: job $id: "*"No space left on device"* ]] ||
@@ -302,7 +309,9 @@ t_full_run_dir() {
 	log "full_run_dir: $reason"
 	[[ $(job_state "$id") == PENDING ]] || fail "job $id is $(job_state "$id"), expected requeued (PENDING)"
 	expect "what is left in the full run directory" "$(nsenter -t "$pid" -m ls "$VGPU_RUN" | tr '\n' ' ')" "filler "
-	nsenter -t "$pid" -m umount "$VGPU_RUN"
+	unmount_full "$pid"
+	# n3's run directory is $NODE_RUN/n3 again (the bind under the tmpfs).
+	expect "n3's run directory after the tmpfs" "$(nsenter -t "$pid" -m stat -c %d:%i "$VGPU_RUN")" "$(stat -c %d:%i "$NODE_RUN/n3")"
 	restart_requeued "$id" n3
 	wait_job "$id"
 	ran_without_prolog "$id" || expect "job $id's device calls" "$(grep '^init' "$RUN/$id.out")" "init 0"
