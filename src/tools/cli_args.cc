@@ -1,5 +1,7 @@
 #include "cli_args.h"
 
+#include <unistd.h>
+
 namespace vgpu {
 
 bool ArgCursor::Next() {
@@ -22,6 +24,13 @@ bool ArgCursor::Value(std::string* value) {
     *value = args_[++i_];
   }
   return !value->empty();
+}
+
+std::string ShortHostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  const std::string n = name;
+  return n.substr(0, n.find('.'));
 }
 
 }  // namespace vgpu

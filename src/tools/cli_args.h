@@ -1,5 +1,6 @@
 // The command lines of vgpuctl's subcommands and vgpu-exporter: flags
-// ("--json"), and options with a value, as "--name VALUE" or "--name=VALUE".
+// ("--json"), and options with a value, as "--name VALUE" or "--name=VALUE";
+// and the host's node name their defaults take.
 #ifndef VGPU_TOOLS_CLI_ARGS_H_
 #define VGPU_TOOLS_CLI_ARGS_H_
 
@@ -29,6 +30,10 @@ class ArgCursor {
   std::string name_, inline_value_;
   bool has_inline_ = false;
 };
+
+// This host's name as Slurm's NodeName has it (the short name), the
+// default of the options that name the node; "" when it has none.
+std::string ShortHostName();
 
 }  // namespace vgpu
 

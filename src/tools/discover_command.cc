@@ -1,7 +1,6 @@
 #include "discover_command.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -94,13 +93,6 @@ struct NvmlMig : nvml_api::NvmlSession {
       lib, "nvmlDeviceGetMigMode", kOptional};
 };
 
-std::string HostName() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "";
-  std::string n = name;
-  return n.substr(0, n.find('.'));  // Slurm's NodeName is the short name
-}
-
 }  // namespace
 
 const char kDiscoverUsage[] =
@@ -171,7 +163,7 @@ int RunDiscover(const std::vector<std::string>& args, std::ostream& out, std::os
   DiscoverOptions defaults;
   const char* env = std::getenv("SLURM_CONF");
   defaults.slurm_conf = env && *env ? env : VGPU_SLURM_CONF;
-  defaults.node_name = HostName();
+  defaults.node_name = ShortHostName();
   auto o = ParseDiscoverArgs(args, defaults);
   if (!o.ok()) {
     err << "vgpuctl discover: " << o.message() << "\n" << kDiscoverUsage;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_args.h"
 #include "exporter_options.h"
 #include "exporter_server.h"
 #include "status_command.h"
@@ -15,18 +16,11 @@
 
 namespace {
 
-std::string HostName() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "";
-  std::string n = name;
-  return n.substr(0, n.find('.'));  // Slurm's NodeName is the short name
-}
-
 int Run(int argc, char** argv) {
   using namespace vgpu::exporter;
   ExporterOptions defaults;
   defaults.run_dir = VGPU_RUN_DIR;
-  defaults.node_name = HostName();
+  defaults.node_name = vgpu::ShortHostName();
   const char* conf = std::getenv("SLURM_CONF");
   defaults.slurm_conf = conf && *conf ? conf : VGPU_SLURM_CONF;
   auto options = ParseExporterArgs(std::vector<std::string>(argv + 1, argv + argc), defaults);
