@@ -41,8 +41,9 @@ Result<std::vector<uint32_t>> RankNodes(PlacementPolicy& policy, const ClusterSt
   return order;
 }
 
-int64_t FirstWithIdleCpus(const ClusterState& cluster, const std::vector<uint32_t>& order, const Request& req,
-                          const std::vector<DeviceType>& preference) {
+int64_t LeastSharedCpus(const ClusterState& cluster, const std::vector<uint32_t>& order, const Request& req,
+                        const std::vector<DeviceType>& preference,
+                        const std::vector<uint64_t>& held_cpu_milli) {
   if (order.empty() || order.front() >= cluster.size()) return -1;
   const uint32_t best = order.front();
   const uint32_t spd = cluster.shares_per_device();
@@ -52,18 +53,30 @@ int64_t FirstWithIdleCpus(const ClusterState& cluster, const std::vector<uint32_
     auto chosen = ChooseDevicesInOrder(n, req, spd, DeviceLevels(n, {}, preference, {}));
     if (!chosen.empty()) same_type.types = {n.devices[chosen.front()].type};
   }
+  int64_t found = -1;
+  uint64_t found_row = 0;
   for (uint32_t i : order) {
     if (i >= cluster.size()) continue;
     const NodeState& n = cluster.node(i);
-    if (n.cpu_free >= req.cpu_milli && !ChooseDevicesOnNode(n, same_type, spd).empty()) return i;
+    if (n.cpu_total == 0 || ChooseDevicesOnNode(n, same_type, spd).empty()) continue;
+    const uint64_t held = i < held_cpu_milli.size()
+                              ? held_cpu_milli[i]
+                              : n.cpu_total - std::min(n.cpu_free, n.cpu_total);
+    const uint64_t row = (held + req.cpu_milli + n.cpu_total - 1) / n.cpu_total;
+    if (found < 0 || row < found_row) {
+      found = i;
+      found_row = row;
+      if (row <= 1) break;  // idle cores: nothing later in order does better
+    }
   }
-  return best;
+  return found < 0 ? best : found;
 }
 
 int64_t ChosenNode(const ClusterState& cluster, const std::vector<uint32_t>& order, const Request& req,
-                   bool shares_cores, const std::vector<DeviceType>& preference) {
+                   bool shares_cores, const std::vector<DeviceType>& preference,
+                   const std::vector<uint64_t>& held_cpu_milli) {
   if (order.empty() || order.front() >= cluster.size()) return -1;
-  if (shares_cores) return FirstWithIdleCpus(cluster, order, req, preference);
+  if (shares_cores) return LeastSharedCpus(cluster, order, req, preference, held_cpu_milli);
   return order.front();
 }
 

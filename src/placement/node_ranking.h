@@ -25,26 +25,35 @@ Result<std::vector<uint32_t>> RankNodes(PlacementPolicy& policy, const ClusterSt
                                         const std::vector<DeviceType>& preference,
                                         const std::vector<bool>& candidates);
 
-// For a job that may share cores (OverSubscribe=FORCE): the first node of
-// `order` (RankNodes' answer for `cluster` and `req`) whose free CPUs hold
-// req.cpu_milli and where `req` fits on the device type the first node of
-// `order` would give it (an untyped request: by `preference`, as
-// DeviceLevels orders it), else the first of `order`; -1 when `order` is
-// empty. cons_tres puts such a job on idle cores anywhere before it shares
-// a core, and a ranking that leaves CPUs out of its scores (RequestOf in
-// src/select_pool) would otherwise stack such jobs on the cores of the
-// best-ranked node while other nodes' cores idle. The type stays the
-// policy's choice: idle cores do not outweigh a type it keeps for others.
-int64_t FirstWithIdleCpus(const ClusterState& cluster, const std::vector<uint32_t>& order, const Request& req,
-                          const std::vector<DeviceType>& preference);
+// For a job that may share cores (OverSubscribe=FORCE): of the nodes of
+// `order` (RankNodes' answer for `cluster` and `req`) where `req` fits on
+// the device type the first node of `order` would give it (an untyped
+// request: by `preference`, as DeviceLevels orders it), the one whose
+// cores the job would share with the fewest others: the lowest
+// ceil((held + req.cpu_milli) / cpu_total), where `held_cpu_milli[i]` is
+// the CPUs the jobs running on node i hold, each job counted (shared cores
+// once per job). Ties go to the earlier node of `order`; -1 when `order`
+// is empty. This is the row cons_tres would put the job in: idle cores
+// anywhere before a shared core, and once every node's cores are held,
+// the node with the fewest sharers. A ranking that leaves CPUs out of its
+// scores (RequestOf in src/select_pool) would otherwise stack such jobs on
+// the best-ranked node, and in Slurm one slurmd then launches them all
+// while the others idle. The type stays the policy's choice: idle cores do
+// not outweigh a type it keeps for others. `held_cpu_milli` empty or too
+// short: held = cpu_total - cpu_free (cons_tres's count, which stops at
+// the node's CPUs).
+int64_t LeastSharedCpus(const ClusterState& cluster, const std::vector<uint32_t>& order, const Request& req,
+                        const std::vector<DeviceType>& preference,
+                        const std::vector<uint64_t>& held_cpu_milli);
 
 // The node a one-node job goes to, by RankNodes' `order`: its first node,
-// or FirstWithIdleCpus for a job that may share cores (`shares_cores`);
+// or LeastSharedCpus for a job that may share cores (`shares_cores`);
 // -1 when `order` is empty (no candidate node fits the job now: slurmctld
 // asks about such jobs too, e.g. when the only node of the type asked for
 // is drained), else an index below cluster.size().
 int64_t ChosenNode(const ClusterState& cluster, const std::vector<uint32_t>& order, const Request& req,
-                   bool shares_cores, const std::vector<DeviceType>& preference);
+                   bool shares_cores, const std::vector<DeviceType>& preference,
+                   const std::vector<uint64_t>& held_cpu_milli = {});
 
 // The device sets ChooseDevicesInOrder should try on `node`, best first:
 // for each type group (the request's allowed types when it names any;

@@ -46,6 +46,7 @@ class NodeRankingTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(RankFollowsTypePreference);
   CPPUNIT_TEST(RankRespectsCandidatesAndTypes);
   CPPUNIT_TEST(IdleCpusBeforeSharedCores);
+  CPPUNIT_TEST(FewestSharersOnceCoresAreHeld);
   CPPUNIT_TEST(ChosenNodeOfNoCandidates);
   CPPUNIT_TEST(LevelsPutPreferredAndLocalFirst);
   CPPUNIT_TEST(EarliestFitFollowsDevices);
@@ -132,26 +133,56 @@ class NodeRankingTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT(order.ok());
     CPPUNIT_ASSERT_EQUAL(2u, order->front());
     req.cpu_milli = 1000;
-    CPPUNIT_ASSERT_EQUAL(int64_t{1}, vgpu::FirstWithIdleCpus(c, *order, req, {}));
+    CPPUNIT_ASSERT_EQUAL(int64_t{1}, vgpu::LeastSharedCpus(c, *order, req, {}, {}));
     // Two CPUs idle nowhere: the ranking's first node, cores shared.
     Request two = req;
     two.cpu_milli = 2000;
-    CPPUNIT_ASSERT_EQUAL(int64_t{2}, vgpu::FirstWithIdleCpus(c, *order, two, {}));
-    CPPUNIT_ASSERT_EQUAL(int64_t{-1}, vgpu::FirstWithIdleCpus(c, {}, req, {}));
+    CPPUNIT_ASSERT_EQUAL(int64_t{2}, vgpu::LeastSharedCpus(c, *order, two, {}, {}));
+    CPPUNIT_ASSERT_EQUAL(int64_t{-1}, vgpu::LeastSharedCpus(c, {}, req, {}, {}));
     // b's nvidia devices full: idle cores there would give the untyped job
     // a dcu where the policy chose nvidia; it stays on c.
     CPPUNIT_ASSERT(c.SetFree(1, 1000, 1000, {0, 0, 100, 100}).ok());
     order = vgpu::RankNodes(*p, c, Shares(40), {}, {});
     CPPUNIT_ASSERT(order.ok());
     CPPUNIT_ASSERT_EQUAL(2u, order->front());
-    CPPUNIT_ASSERT_EQUAL(int64_t{2}, vgpu::FirstWithIdleCpus(c, *order, req, {}));
+    CPPUNIT_ASSERT_EQUAL(int64_t{2}, vgpu::LeastSharedCpus(c, *order, req, {}, {}));
     // Where the policy itself chose dcu, b's idle cores count.
     const DeviceType dcu = c.FindType("dcu");
     Request on_dcu = Shares(40, {dcu});
     on_dcu.cpu_milli = 1000;
     order = vgpu::RankNodes(*p, c, on_dcu, {}, {});
     CPPUNIT_ASSERT(order.ok());
-    CPPUNIT_ASSERT_EQUAL(int64_t{1}, vgpu::FirstWithIdleCpus(c, *order, on_dcu, {}));
+    CPPUNIT_ASSERT_EQUAL(int64_t{1}, vgpu::LeastSharedCpus(c, *order, on_dcu, {}, {}));
+  }
+
+  // Every node's cores held: the job goes where the fewest jobs share
+  // them (cons_tres's lowest row), not to the ranking's first node again.
+  void FewestSharersOnceCoresAreHeld() {
+    ClusterState c = ThreeNodes();
+    // best-fit ranks c first (an nvidia device half used); no idle cores.
+    CPPUNIT_ASSERT(c.SetFree(0, 0, 1000, {100, 100}).ok());
+    CPPUNIT_ASSERT(c.SetFree(1, 0, 1000, {100, 100, 100, 100}).ok());
+    CPPUNIT_ASSERT(c.SetFree(2, 0, 1000, {50, 100}).ok());
+    auto p = Policy("best-fit");
+    Request req = Shares(10);
+    auto order = vgpu::RankNodes(*p, c, req, {}, {});
+    CPPUNIT_ASSERT(order.ok());
+    CPPUNIT_ASSERT_EQUAL(2u, order->front());
+    req.cpu_milli = 1000;
+    // c's 4 CPUs held by 12 jobs' CPUs, b's by 4, a's by none: b. a would
+    // be shared least, but it has no nvidia, the type the policy chose.
+    const std::vector<uint64_t> held = {0, 4000, 12000};
+    CPPUNIT_ASSERT_EQUAL(int64_t{1}, vgpu::LeastSharedCpus(c, *order, req, {}, held));
+    CPPUNIT_ASSERT_EQUAL(int64_t{1}, vgpu::ChosenNode(c, *order, req, true, {}, held));
+    CPPUNIT_ASSERT_EQUAL(int64_t{2}, vgpu::ChosenNode(c, *order, req, false, {}, held));
+    // Equal sharers: the ranking decides.
+    CPPUNIT_ASSERT_EQUAL(int64_t{2}, vgpu::LeastSharedCpus(c, *order, req, {}, {0, 4000, 4000}));
+    // Without counts, cons_tres's own (it stops at the node's CPUs) ties them.
+    CPPUNIT_ASSERT_EQUAL(int64_t{2}, vgpu::LeastSharedCpus(c, *order, req, {}, {}));
+    // A 2-CPU job on c would be in row 4, on b in row 2 (6000 / 4000).
+    Request two = req;
+    two.cpu_milli = 2000;
+    CPPUNIT_ASSERT_EQUAL(int64_t{1}, vgpu::LeastSharedCpus(c, *order, two, {}, held));
   }
 
   // No candidate fits (the only node of the type asked for is drained):
