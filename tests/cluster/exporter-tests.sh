@@ -36,7 +36,7 @@ wait_holding() {
 # second; sets EXPORTER_PID and EXPORTER_PORT. Log: $RUN/exporter.log.
 start_exporter() {
 	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=+dac_read_search --ambient-caps=+dac_read_search \
-		"$VGPU_PREFIX/sbin/vgpu-exporter" --listen 127.0.0.1:0 --conf "$LAB/etc/slurm.conf" --run-dir "$NODE_RUN/$1" \
+		"$VGPU_SBINDIR/vgpu-exporter" --listen 127.0.0.1:0 --conf "$LAB/etc/slurm.conf" --run-dir "$NODE_RUN/$1" \
 		--node-name "$1" --interval 1 2>"$RUN/exporter.log" &
 	EXPORTER_PID=$!
 	wait_for 20 "vgpu-exporter to listen" grep -q "listening on" "$RUN/exporter.log" ||
@@ -45,7 +45,7 @@ start_exporter() {
 }
 
 t_exporter_serves_metrics() {
-	local exporter=$VGPU_PREFIX/sbin/vgpu-exporter id pid port out m dev job n3 busy
+	local exporter=$VGPU_SBINDIR/vgpu-exporter id pid port out m dev job n3 busy
 	[ -x "$exporter" ] ||
 		fail "$exporter is not installed: configure found no prometheus-cpp or civetweb (scripts/install-deps installs prometheus-cpp-dev and libcivetweb-dev)"
 	out=$("$exporter" --listen 127.0.0.1:0 2>&1) && fail "vgpu-exporter ran as root without --allow-root"
@@ -104,10 +104,10 @@ t_exporter_serves_metrics() {
 # the shipped Grafana dashboard has data, the rules evaluate; after the job
 # its series go stale and n3's counter keeps the refusal.
 t_prometheus_scrapes_exporter() {
-	local prom=/usr/bin/prometheus q=$here/prom_query.py examples=$VGPU_PREFIX/share/doc/slurm-vgpu/examples
+	local prom=/usr/bin/prometheus q=$here/prom_query.py examples=$VGPU_EXAMPLES
 	local id pid ppid port url dir=$RUN/prometheus out
 	[ -x "$prom" ] || fail "$prom is not installed (scripts/install-deps installs Debian's prometheus)"
-	[ -x "$VGPU_PREFIX/sbin/vgpu-exporter" ] || fail "vgpu-exporter is not installed"
+	[ -x "$VGPU_SBINDIR/vgpu-exporter" ] || fail "vgpu-exporter is not installed"
 	id=$(submit_holding_job)
 	start_exporter n3
 	pid=$EXPORTER_PID
@@ -164,7 +164,7 @@ t_status_page_in_chromium() {
 	for n in "${NODES[@]}"; do devices=$((devices + $(node_device_count "$n"))); done
 	chromium=$(command -v chromium || true)
 	[ -n "$chromium" ] || fail "chromium is not installed (scripts/install-deps installs Debian's chromium)"
-	[ -x "$VGPU_PREFIX/sbin/vgpu-exporter" ] || fail "vgpu-exporter is not installed"
+	[ -x "$VGPU_SBINDIR/vgpu-exporter" ] || fail "vgpu-exporter is not installed"
 	id=$(submit_dump -p share --mem=50 -w n2 --gres=vgpu:dcu:30 -- sleep 120)
 	# shellcheck disable=SC2064  # the ids now: the trap runs after the locals are gone
 	trap "scancel $id 2>/dev/null; scontrol update nodename=n1 state=resume 2>/dev/null || true" EXIT

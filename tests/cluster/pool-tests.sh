@@ -26,7 +26,7 @@ t_broken_catalog_file_is_skipped() {
 # vgpuctl check, on the running cluster's files: every node ok; then on a
 # copy with a gres.conf line written twice: exit status 1 and the lines.
 t_vgpuctl_check_finds_mistakes() {
-	local vgpuctl=$VGPU_PREFIX/bin/vgpuctl copy=$RUN/check-conf out rc
+	local vgpuctl=$VGPU_BINDIR/vgpuctl copy=$RUN/check-conf out rc
 	out=$("$vgpuctl" check --conf "$LAB/etc/slurm.conf" 2>&1) || fail "vgpuctl check on the lab: $out"
 	[[ $out == *"n1: ok: 8 ascend device(s)"* && $out == *"3 node(s) with vgpu checked, 0 problem(s)"* ]] ||
 		fail "vgpuctl check on the lab said: $out"
@@ -50,7 +50,7 @@ t_vgpuctl_check_finds_mistakes() {
 # those totals, and ascend at least 10 shares pending. The table names the
 # jobs as id:user:shares, and --svg draws one cell per n2 device (8).
 t_vgpuctl_status_shows_pool() {
-	local vgpuctl=$VGPU_PREFIX/bin/vgpuctl a b c out
+	local vgpuctl=$VGPU_BINDIR/vgpuctl a b c out
 	a=$(submit_dump -p share --mem=50 -w n2 --gres=vgpu:dcu:30 -- sleep 120)
 	b=$(submit_dump -p share --mem=50 -w n2 --gres=vgpu:nvidia:50 -- sleep 120)
 	c=$(submit --hold -p share --mem=50 --gres=vgpu:ascend:10 --wrap true)
@@ -99,7 +99,7 @@ PY
 # of the device files this host lacks and of MIG mode that HardwareSlicing
 # does not expect.
 t_vgpuctl_discover_matches_lab() {
-	local vgpuctl=$VGPU_PREFIX/bin/vgpuctl n out want dir=$RUN/discover rc
+	local vgpuctl=$VGPU_BINDIR/vgpuctl n out want dir=$RUN/discover rc
 	for n in "${NODES[@]}"; do
 		out=$("$vgpuctl" discover --conf "$LAB/etc/slurm.conf" --node "$n" 2>"$RUN/discover.err") ||
 			fail "vgpuctl discover on $n: $(cat "$RUN/discover.err")"
@@ -110,7 +110,7 @@ t_vgpuctl_discover_matches_lab() {
 	done
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	printf 'SharesPerDevice=100\nChipCatalogDir=%s\n' "$VGPU_PREFIX/share/slurm-vgpu/chips.d" >"$dir/vgpu.conf"
+	printf 'SharesPerDevice=100\nChipCatalogDir=%s\n' "$VGPU_CHIPS_DIR" >"$dir/vgpu.conf"
 	set +e
 	out=$(LD_LIBRARY_PATH=$LAB/stubs VGPU_STUB_NVML_DEVICES="NVIDIA A100-SXM4-80GB,0,85899345920,0000:1b:00.0;NVIDIA A100-SXM4-80GB,1,85899345920,0000:1c:00.0" \
 		VGPU_STUB_NVML_MIG_STATE=$dir/mig "$vgpuctl" discover --conf "$dir/slurm.conf" --node gpu01 2>"$dir/err")

@@ -88,7 +88,7 @@ t_limits_root_only() {
 	for what in WRITE CREATE RENAME CHMOD; do
 		expect "$what by the job user" "$(sed -n "s/^$what //p" <<<"$out")" denied
 	done
-	[[ $(sed -n 's/^PRELOAD //p' <<<"$out") == */lib/slurm-vgpu/libvgpu.so* ]] ||
+	[[ $(sed -n 's/^PRELOAD //p' <<<"$out") == */slurm-vgpu/libvgpu.so* ]] ||
 		fail "LD_PRELOAD of the job: '$(sed -n 's/^PRELOAD //p' <<<"$out")'"
 	wait_clean "$id"
 }
@@ -116,7 +116,7 @@ t_preload_mode_stays_limited() {
 		wait_job "$id"
 		if [ $n = n2 ]; then
 			# The exec hooks put LD_PRELOAD back too; ld.so.preload loads it regardless.
-			expect_out="getenv $VGPU_PREFIX/lib/slurm-vgpu/libvgpu.so|init 0|alloc 2|alloc 0|"
+			expect_out="getenv $VGPU_LIBVGPU|init 0|alloc 2|alloc 0|"
 		else
 			expect_out="getenv |init 0|alloc 0|alloc 0|"
 		fi
@@ -152,7 +152,7 @@ accounting_up() {
 # vgpu job's epilog on the node records the kept usage: the job is in sacct
 # once, with its usage, and nothing stays kept.
 t_usage_after_dbd_outage() {
-	local id next c kept=$VGPU_PREFIX/var/lib/slurm-vgpu/pending-usage
+	local id next c kept=$VGPU_STATE_DIR/pending-usage
 	trap 'accounting_up' EXIT
 	kill9_daemon slurmdbd "$LAB/run/slurmdbd.pid"
 	kill9_daemon mariadbd "$LAB/mysql/mysqld.pid"
@@ -259,9 +259,9 @@ t_prolog_killed_halfway() {
 	id=$(submit -w n3 --gres=vgpu:nvidia:10 --wrap "cat $LAB/hw/mig-n3 >$RUN/\$SLURM_JOB_ID.mig; $LAB/bin/cudajob init")
 	# shellcheck disable=SC2064  # the id now
 	trap "restore_slicing; rm -f '$LAB/hw/n3.env'; scancel $id 2>/dev/null || true; scontrol update nodename=n3 state=resume 2>/dev/null || true" EXIT
-	wait_for 30 "the prolog to make the GPU instance" sh -c "[ -s '$LAB/hw/mig-n3' ] && pgrep -f '$VGPU_PREFIX/sbin/vgpu-prolog' >/dev/null" ||
+	wait_for 30 "the prolog to make the GPU instance" sh -c "[ -s '$LAB/hw/mig-n3' ] && pgrep -f '$VGPU_SBINDIR/vgpu-prolog' >/dev/null" ||
 		fail "no stalled prolog with a GPU instance (MIG state: '$(cat "$LAB/hw/mig-n3" 2>/dev/null)')"
-	pid=$(pgrep -f "$VGPU_PREFIX/sbin/vgpu-prolog" | head -1)
+	pid=$(pgrep -f "$VGPU_SBINDIR/vgpu-prolog" | head -1)
 	kill -9 "$pid"
 	rm -f "$LAB/hw/n3.env"
 	wait_for 30 "n3 to drain" sh -c "sinfo -h -n n3 -o %t | grep -q drain" || fail "n3 not drained: $(sinfo -h -n n3 -o '%t %E')"
