@@ -89,7 +89,7 @@ Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const C
   return req;
 }
 
-ClusterView::ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tres, list_t* jobs)
+ClusterView::ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tres)
     : cluster_(shares_per_device) {
   // Refreshes cons_tres's per-node CPU and memory counts; it does the work
   // only when nodes changed since the last call.
@@ -118,23 +118,30 @@ ClusterView::ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tre
     cluster_index_[i] = static_cast<int>(index);
     node_index_.push_back(i);
   }
-  held_cpu_milli_.assign(cluster_.size(), 0);
-  if (!jobs) return;
-  list_itr_t* it = list_iterator_create(jobs);
-  while (auto* job = static_cast<job_record_t*>(list_next(it))) {
-    const job_resources_t* jr = job->job_resrcs;
-    if (!(IS_JOB_RUNNING(job) || IS_JOB_SUSPENDED(job)) || !jr || !jr->node_bitmap || !jr->cpus)
-      continue;
-    uint32_t k = 0;
-    for (int64_t n = bit_ffs(jr->node_bitmap); n >= 0 && n < bit_size(jr->node_bitmap) && k < jr->nhosts;
-         ++n) {
-      if (!bit_test(jr->node_bitmap, n)) continue;
-      const int ci = ClusterIndex(static_cast<int>(n));
-      if (ci >= 0) held_cpu_milli_[ci] += uint64_t{jr->cpus[k]} * 1000;
-      ++k;
+}
+
+const std::vector<uint64_t>& ClusterView::HeldCpuMilli(list_t* jobs) const {
+  if (held_cpu_milli_) return *held_cpu_milli_;
+  std::vector<uint64_t> held(cluster_.size(), 0);
+  if (jobs) {
+    list_itr_t* it = list_iterator_create(jobs);
+    while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+      const job_resources_t* jr = job->job_resrcs;
+      if (!(IS_JOB_RUNNING(job) || IS_JOB_SUSPENDED(job)) || !jr || !jr->node_bitmap || !jr->cpus)
+        continue;
+      uint32_t k = 0;
+      for (int64_t n = bit_ffs(jr->node_bitmap); n >= 0 && n < bit_size(jr->node_bitmap) && k < jr->nhosts;
+           ++n) {
+        if (!bit_test(jr->node_bitmap, n)) continue;
+        const int ci = ClusterIndex(static_cast<int>(n));
+        if (ci >= 0) held[ci] += uint64_t{jr->cpus[k]} * 1000;
+        ++k;
+      }
     }
+    list_iterator_destroy(it);
   }
-  list_iterator_destroy(it);
+  held_cpu_milli_ = std::move(held);
+  return *held_cpu_milli_;
 }
 
 int ClusterView::ClusterIndex(int node_index) const {

@@ -5,6 +5,7 @@
 #ifndef VGPU_SELECT_POOL_NODE_VIEW_H_
 #define VGPU_SELECT_POOL_NODE_VIEW_H_
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,13 +52,12 @@ uint64_t JobCpus(const job_record_t* job);
 Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const ClusterState& cluster);
 
 // Every node whose vgpu layout is known, with what cons_tres says is free
-// (CPU and memory from its node info, shares from the GRES bitmaps) and
-// the CPUs the running jobs of `jobs` (slurmctld's job list; null: none)
-// hold on it. A value: it holds no pointer into Slurm's records, so a kept
-// view can only be stale, never dangling.
+// (CPU and memory from its node info, shares from the GRES bitmaps). A
+// value: it holds no pointer into Slurm's records, so a kept view can only
+// be stale, never dangling.
 class ClusterView {
  public:
-  ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tres, list_t* jobs);
+  ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tres);
 
   const ClusterState& cluster() const { return cluster_; }
   // ClusterState::KeepGenerationsOf on the snapshot.
@@ -65,10 +65,13 @@ class ClusterView {
   // Cluster index of a node table index, or -1.
   int ClusterIndex(int node_index) const;
   int NodeIndex(uint32_t cluster_index) const { return node_index_[cluster_index]; }
-  // By cluster index: milli-CPUs of the node held by running or suspended
-  // jobs, each job counted, so above the node's CPUs when jobs share
-  // cores (cons_tres's own count stops at the node's CPUs).
-  const std::vector<uint64_t>& held_cpu_milli() const { return held_cpu_milli_; }
+  // By cluster index: milli-CPUs of the node held by the running or
+  // suspended jobs of `jobs` (slurmctld's job list; null: none), each job
+  // counted, so above the node's CPUs when jobs share cores (cons_tres's
+  // own count stops at the node's CPUs). Counted at the first call and
+  // kept with the view: only jobs that share cores need it, and walking
+  // the job list at every rebuild would cost every job start.
+  const std::vector<uint64_t>& HeldCpuMilli(list_t* jobs) const;
   // Nodes skipped because their devices are not S shares each.
   const std::vector<std::string>& mismatched() const { return mismatched_; }
 
@@ -76,7 +79,7 @@ class ClusterView {
   ClusterState cluster_;
   std::vector<int> node_index_;
   std::vector<int> cluster_index_;  // by node table index
-  std::vector<uint64_t> held_cpu_milli_;
+  mutable std::optional<std::vector<uint64_t>> held_cpu_milli_;
   std::vector<std::string> mismatched_;
 };
 

@@ -304,7 +304,7 @@ const ClusterView& PoolScheduler::CurrentView() {
   const bool fresh = view_ && last_node_update < view_built_ && now - view_built_ <= 1 &&
                      view_node_count_ == node_record_count && view_table_ == node_record_table_ptr;
   if (fresh) return *view_;
-  ClusterView view(shares_per_device_, cons_tres_, &job_list ? job_list : nullptr);
+  ClusterView view(shares_per_device_, cons_tres_);
   // Nodes unchanged since the last view keep their generation, so the
   // policy's memo of them stays valid.
   if (view_) view.KeepGenerationsOf(*view_);
@@ -338,8 +338,10 @@ int PoolScheduler::RankedNode(const job_record_t* job, const bitstr_t* bitmap, c
   // fewest jobs hold its CPUs (idle ones first), on the type the policy chose.
   const bool shares_cores = SharesCores(job);
   if (shares_cores) req.cpu_milli = JobCpus(job) * 1000;
-  const int64_t chosen = ChosenNode(cluster, *order, req, shares_cores, KnownTypes(cluster, UntypedOrder()),
-                                    view.held_cpu_milli());
+  const std::vector<uint64_t> none_held;
+  const std::vector<uint64_t>& held =
+      shares_cores ? view.HeldCpuMilli(&job_list ? job_list : nullptr) : none_held;
+  const int64_t chosen = ChosenNode(cluster, *order, req, shares_cores, KnownTypes(cluster, UntypedOrder()), held);
   return chosen < 0 ? -1 : view.NodeIndex(static_cast<uint32_t>(chosen));
 }
 
