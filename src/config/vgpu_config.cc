@@ -136,6 +136,11 @@ std::string VgpuConfig::InventoryFor(const std::string& node_name) const {
   return out;
 }
 
+std::string BesideSlurmConf(const std::string& slurm_conf, const std::string& file) {
+  const size_t slash = slurm_conf.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : slurm_conf.substr(0, slash)) + "/" + file;
+}
+
 bool VgpuConfig::SlicesModel(const std::string& model_id, const std::string& type) const {
   for (const std::string& s : hardware_slicing)
     if (s == Lower(model_id) || s == Lower(type)) return true;

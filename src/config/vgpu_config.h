@@ -56,6 +56,11 @@ struct VgpuConfig {
   std::string InventoryFor(const std::string& node_name) const;
 };
 
+// The path of `file` in slurm.conf's directory, where Slurm's
+// get_extra_conf_path looks for gres.conf and vgpu.conf ("." when
+// `slurm_conf` names no directory).
+std::string BesideSlurmConf(const std::string& slurm_conf, const std::string& file);
+
 // vgpu.conf as a long-running daemon sees it: read again whenever the file
 // changes (its inode, size or modification time), so that an edit followed
 // by `scontrol reconfigure` takes effect even where Slurm does not re-init

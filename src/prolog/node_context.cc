@@ -11,11 +11,9 @@ namespace vgpu {
 Result<NodeContext> NodeContext::Load(const std::string& slurm_conf, const std::string& default_catalog_dirs) {
   using R = Result<NodeContext>;
   NodeContext ctx;
-  const size_t slash = slurm_conf.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slurm_conf.substr(0, slash);
   VgpuConfig defaults;
   defaults.chip_catalog_dirs = default_catalog_dirs;
-  auto config = VgpuConfig::Load(dir + "/vgpu.conf", defaults);
+  auto config = VgpuConfig::Load(BesideSlurmConf(slurm_conf, "vgpu.conf"), defaults);
   if (!config.ok()) return R::Error(config.message());
   ctx.config = std::move(config).value();
   auto catalog = ChipCatalog::LoadDirectories(ctx.config.chip_catalog_dirs);

@@ -119,8 +119,6 @@ CheckReport CheckConfiguration(const CheckInput& in) {
     report.lines.push_back("error: " + what);
     ++report.problems;
   };
-  const size_t slash = in.slurm_conf.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : in.slurm_conf.substr(0, slash);
   auto slurm_conf = ReadTextFile(in.slurm_conf);
   if (!slurm_conf.ok()) {
     problem(slurm_conf.message() + "; name the cluster's slurm.conf with --conf");
@@ -128,7 +126,7 @@ CheckReport CheckConfiguration(const CheckInput& in) {
   }
   VgpuConfig defaults;
   defaults.chip_catalog_dirs = in.default_catalog_dirs;
-  auto config = VgpuConfig::Load(dir + "/vgpu.conf", defaults);
+  auto config = VgpuConfig::Load(BesideSlurmConf(in.slurm_conf, "vgpu.conf"), defaults);
   if (!config.ok()) {
     problem(config.message() + " (every node would report no vgpu: fix vgpu.conf first)");
     return report;
@@ -139,7 +137,7 @@ CheckReport CheckConfiguration(const CheckInput& in) {
     return report;
   }
   for (const std::string& p : catalog->problems()) problem("chip catalog: " + p);
-  const std::string gres_conf_path = dir + "/gres.conf";
+  const std::string gres_conf_path = BesideSlurmConf(in.slurm_conf, "gres.conf");
   auto gres_conf = ReadTextFile(gres_conf_path);
   const std::string gres_text = gres_conf.ok() ? *gres_conf : "";
   const GresConfLocator locator(gres_conf_path, gres_text);

@@ -173,8 +173,7 @@ int RunDiscover(const std::vector<std::string>& args, std::ostream& out, std::os
     out << kDiscoverUsage;
     return 0;
   }
-  const size_t slash = o->slurm_conf.rfind('/');
-  const std::string conf = (slash == std::string::npos ? "." : o->slurm_conf.substr(0, slash)) + "/vgpu.conf";
+  const std::string conf = BesideSlurmConf(o->slurm_conf, "vgpu.conf");
   VgpuConfig config_defaults;
   config_defaults.chip_catalog_dirs = VGPU_DEFAULT_CATALOG_DIR;
   auto config = VgpuConfig::Load(conf, config_defaults);

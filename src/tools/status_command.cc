@@ -185,11 +185,9 @@ void AddInventoryFacts(PoolStatus* pool, const VgpuConfig& config, const ChipCat
 Result<PoolStatus> LoadPool(const std::string& slurm_conf, const std::string& nodes_input,
                             const std::string& jobs_input) {
   using R = Result<PoolStatus>;
-  const size_t slash = slurm_conf.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slurm_conf.substr(0, slash);
   VgpuConfig defaults;
   defaults.chip_catalog_dirs = VGPU_DEFAULT_CATALOG_DIR;
-  auto config = VgpuConfig::Load(dir + "/vgpu.conf", defaults);
+  auto config = VgpuConfig::Load(BesideSlurmConf(slurm_conf, "vgpu.conf"), defaults);
   if (!config.ok()) return R::Error(config.message() + "; fix vgpu.conf or name the cluster's slurm.conf with --conf");
   Result<std::string> nodes =
       nodes_input.empty() ? AskNodes() : Input(nodes_input, "pass a saved scontrol --json show nodes");

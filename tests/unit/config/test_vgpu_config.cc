@@ -21,6 +21,7 @@ class VgpuConfigTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(InventoryNodeSubstitution);
   CPPUNIT_TEST(TypePreferenceList);
   CPPUNIT_TEST(FileIsReadAgainWhenItChanges);
+  CPPUNIT_TEST(FilesBesideSlurmConf);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -126,6 +127,12 @@ class VgpuConfigTest : public CppUnit::TestFixture {
     std::ofstream(path) << "SharesPerDevice=1000\n";
     CPPUNIT_ASSERT(file.Refresh().ok());
     CPPUNIT_ASSERT_EQUAL(1000u, file.config().shares_per_device);
+  }
+
+  void FilesBesideSlurmConf() {
+    CPPUNIT_ASSERT_EQUAL(std::string("/etc/slurm/vgpu.conf"), vgpu::BesideSlurmConf("/etc/slurm/slurm.conf", "vgpu.conf"));
+    CPPUNIT_ASSERT_EQUAL(std::string("./gres.conf"), vgpu::BesideSlurmConf("slurm.conf", "gres.conf"));
+    CPPUNIT_ASSERT_EQUAL(std::string("/vgpu.conf"), vgpu::BesideSlurmConf("/slurm.conf", "vgpu.conf"));
   }
 };
 CPPUNIT_TEST_SUITE_REGISTRATION(VgpuConfigTest);
