@@ -178,11 +178,15 @@ pidfile_pid() {
 
 # lab_pids COMM: pids of processes named COMM that belong to this lab, that is
 # whose command line or environment mentions $LAB/ (every daemon is started
-# with SLURM_CONF=$LAB/... in its environment or a $LAB path argument).
+# with SLURM_CONF=$LAB/... in its environment or a $LAB path argument), in
+# this cgroup namespace: a lab run by tests/cluster/lab-host beside this
+# one has its own, and its daemons' command lines may name files under
+# this $LAB (scripts/test builds every Slurm release there).
 # This finds our daemons even when their pid file is gone or stale.
 lab_pids() {
-	local comm=$1 d pid
+	local comm=$1 d pid ns
 	local c
+	ns=$(readlink /proc/self/ns/cgroup)
 	for d in /proc/[0-9]*; do
 		pid=${d#/proc/}
 		# read, not $(cat): no fork per process
@@ -190,6 +194,7 @@ lab_pids() {
 		read -r c 2>/dev/null <"$d/comm" || continue
 		[ "$c" = "$comm" ] || continue
 		pid_is "$pid" "$comm" || continue
+		[ "$(readlink "$d/ns/cgroup" 2>/dev/null)" = "$ns" ] || continue
 		if tr '\0' '\n' 2>/dev/null <"$d/cmdline" | grep -qF "$LAB/" ||
 			tr '\0' '\n' 2>/dev/null <"$d/environ" | grep -qF "SLURM_CONF=$LAB/"; then
 			echo "$pid"
