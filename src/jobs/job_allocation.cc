@@ -1,5 +1,6 @@
 #include "jobs/job_allocation.h"
 
+#include "jobs/job_identity.h"
 #include "util/text.h"
 
 namespace vgpu {
@@ -49,6 +50,9 @@ Result<JobAllocation> JobAllocation::FromEnvironment(const Getenv& getenv) {
     return R::Error("SLURM_JOB_ID=\"" + var("SLURM_JOB_ID") +
                     "\" is not a job id; run this program as Slurm's Prolog or Epilog");
   out.job_id = static_cast<uint32_t>(n);
+  out.sluid = var("SLURM_JOB_SLUID");
+  if (!out.sluid.empty() && !IsSluid(out.sluid))
+    return R::Error("SLURM_JOB_SLUID=\"" + out.sluid + "\" is not a SLUID (s and 13 base32 characters)");
   if (!ParseU64(var("SLURM_JOB_UID"), UINT32_MAX - 1, &n))
     return R::Error("SLURM_JOB_UID=\"" + var("SLURM_JOB_UID") + "\" is not a user id");
   out.uid = static_cast<uid_t>(n);

@@ -30,12 +30,13 @@ struct AllocatedDevice {
 
 struct JobAllocation {
   uint32_t job_id = 0;
+  std::string sluid;  // SLURM_JOB_SLUID (Slurm 26.05 and later); "" before
   uid_t uid = 0;
   gid_t gid = 0;
   uint32_t shares_per_device = 0;
   std::vector<AllocatedDevice> devices;  // empty: the job has no vgpu here
 
-  // Reads SLURM_JOB_ID, SLURM_JOB_UID, SLURM_JOB_GID and the VGPU_*
+  // Reads SLURM_JOB_ID, SLURM_JOB_SLUID, SLURM_JOB_UID, SLURM_JOB_GID and the VGPU_*
   // variables through `getenv` (a seam: tests pass a map). No VGPU_DEVICES
   // is a job without vgpu on this node. Lists of different lengths, a bad
   // number or a missing job id is an error that names the variable.

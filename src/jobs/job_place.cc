@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "jobs/job_identity.h"
 #include "jobs/job_limits.h"
 
 namespace vgpu {
@@ -66,7 +65,7 @@ OwnedFd::~OwnedFd() {
 ProcessFacts ProcessFacts::OfThisProcess() {
   ProcessFacts f;
   f.user_namespace = CurrentUserNamespace();
-  CurrentJobAndStep(&f.cgroup_job_id, &f.cgroup_step_id);
+  f.cgroup = ParseJobCgroup(ProcSelfCgroup());
   f.env_job_id = ParseJobId(getenv("SLURM_JOB_ID"));
   if (const char* step = getenv("SLURM_STEP_ID"); step && *step) {
     const uint32_t id = ParseJobId(step);
@@ -93,7 +92,16 @@ JobPlace LocateJob(const ProcessFacts& facts, const std::string& run_dir_root) {
   const bool vgpu_signs =
       !facts.vgpu_shares.empty() || facts.run_dir_fd >= 0 || (nested && facts.preloaded_by_env);
 
-  place.job_id = facts.cgroup_job_id;
+  const ProcessJob from_cgroup = ResolveJobCgroup(facts.cgroup, run_dir_root, facts.user_namespace);
+  place.job_id = from_cgroup.job_id;
+  if (place.job_id == 0 && !from_cgroup.unproved.empty() && !nested) {
+    // A Slurm job's cgroup without a provable job: LD_PRELOAD naming
+    // libvgpu.so is a sign here too (only vgpu jobs are given it).
+    if (vgpu_signs || facts.preloaded_by_env)
+      return FailClosed(std::move(place), "this process of a vgpu job cannot prove its job: " + from_cgroup.unproved);
+    place.kind = JobPlace::Kind::kJobWithoutVgpu;
+    return place;
+  }
   // A cgroup namespace shows the job's cgroup as "/": the job id is then
   // taken from Slurm's variable, and must still match a trusted run
   // directory's limits file to count.
@@ -147,8 +155,8 @@ JobPlace LocateJob(const ProcessFacts& facts, const std::string& run_dir_root) {
 
   // The step: the one the cgroup names; in a namespace that hides it,
   // SLURM_STEP_ID (only where the job id came from the cgroup's view too).
-  place.step_id = facts.cgroup_step_id;
-  if (place.step_id < 0 && nested && facts.cgroup_job_id == 0) place.step_id = facts.env_step_id;
+  place.step_id = from_cgroup.step_id;
+  if (place.step_id < 0 && nested && from_cgroup.job_id == 0) place.step_id = facts.env_step_id;
   if (place.step_id < 0) return place;
   const std::string step_dir = place.run_dir + "/" + StepDirName(static_cast<uint32_t>(place.step_id));
   place.step_dir_fd = OwnedFd(openat(place.run_dir_fd.get(), StepDirName(static_cast<uint32_t>(place.step_id)).c_str(),

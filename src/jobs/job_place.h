@@ -4,7 +4,9 @@
 //
 // In the host's user namespace the job is the one its cgroup names: a job's
 // processes cannot leave their cgroup, and without privilege they cannot
-// make a cgroup or mount namespace to hide it. A process in a user
+// make a cgroup or mount namespace to hide it. A cgroup that names the job
+// by SLUID counts through the tie vgpu-prolog recorded (job_identity.h);
+// without one, a process with signs of a vgpu job fails closed. A process in a user
 // namespace (a container, or `unshare -U`) can: it may see a cgroup
 // namespace ("0::/") and a private mount namespace with files it made
 // itself. There the job id comes from the cgroup when it still shows one,
@@ -20,6 +22,7 @@
 #include <string>
 
 #include "jobs/host_trust.h"
+#include "jobs/job_identity.h"
 
 namespace vgpu {
 
@@ -27,9 +30,8 @@ namespace vgpu {
 // their own.
 struct ProcessFacts {
   UserNamespace user_namespace = UserNamespace::kHost;
-  uint32_t cgroup_job_id = 0;  // from /proc/self/cgroup; 0: none
+  JobCgroup cgroup;            // what /proc/self/cgroup names (job_identity.h)
   uint32_t env_job_id = 0;     // SLURM_JOB_ID; 0: unset or not a number
-  int64_t cgroup_step_id = -1;  // the numbered step its cgroup names; -1: none
   int64_t env_step_id = -1;     // SLURM_STEP_ID; -1: unset or not a number
   std::string vgpu_shares;     // VGPU_SHARES
   bool preloaded_by_env = false;  // LD_PRELOAD names libvgpu.so

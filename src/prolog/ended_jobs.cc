@@ -21,7 +21,7 @@
 
 namespace vgpu {
 
-std::set<uint32_t> JobsWithProcesses(const std::string& proc) {
+std::set<uint32_t> JobsWithProcesses(const std::string& proc, const std::string& run_dir) {
   std::set<uint32_t> jobs;
   DIR* d = opendir(proc.c_str());
   if (!d) return jobs;
@@ -29,7 +29,7 @@ std::set<uint32_t> JobsWithProcesses(const std::string& proc) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     auto text = ReadTextFile(proc + "/" + e->d_name + "/cgroup");
     if (!text.ok()) continue;  // gone meanwhile
-    if (uint32_t job = JobIdFromCgroup(*text)) jobs.insert(job);
+    if (uint32_t job = ResolveProcessJob(*text, run_dir, UserNamespace::kHost).job_id) jobs.insert(job);
   }
   closedir(d);
   return jobs;
@@ -176,7 +176,7 @@ std::function<int(uint32_t)> SlurmJobEndProbe(const std::string& run_dir, uint32
       // The /proc scan only when the schedule lets this sweep ask at all:
       // most prologs and epilogs of a busy node do not.
       const std::vector<uint32_t> unknown =
-          schedule.MayAsk() ? JobsToAsk(run_dir, current, JobsWithProcesses(), schedule) : std::vector<uint32_t>();
+          schedule.MayAsk() ? JobsToAsk(run_dir, current, JobsWithProcesses("/proc", run_dir), schedule) : std::vector<uint32_t>();
       if (!unknown.empty()) {
         // Renewed before asking: prologs starting meanwhile do not ask too.
         (void)WriteFileAtomically(SweepStampPath(run_dir), "", 0644);

@@ -14,8 +14,9 @@
 
 namespace vgpu {
 
-// Jobs that have a process on this host (from each /proc/PID/cgroup).
-std::set<uint32_t> JobsWithProcesses(const std::string& proc = "/proc");
+// Jobs that have a process on this host (each /proc/PID/cgroup, a SLUID
+// resolved through its tie under `run_dir`: jobs/job_identity.h).
+std::set<uint32_t> JobsWithProcesses(const std::string& proc, const std::string& run_dir);
 
 // squeue's "%A %T %N" lines: job id -> 1 if its state is final (COMPLETED,
 // CANCELLED, FAILED, ...; not COMPLETING, whose epilog is still to run),

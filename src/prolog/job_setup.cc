@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 
+#include "jobs/job_identity.h"
 #include "jobs/job_run_dir.h"
 #include "util/read_file.h"
 #include "util/text.h"
@@ -102,7 +103,10 @@ Status SetUpJob(const NodeContext& ctx, const JobAllocation& job) {
   if (!st.ok()) return st;
   st = TearDownJob(ctx, job.job_id);
   if (!st.ok()) return Status::Error("cannot clear what an earlier run of the job left: " + st.message());
-  if (job.devices.empty()) return Status::Ok();
+  // Every job's tie, with vgpu or not: its absence then proves that this
+  // program never ran for a job, and libvgpu.so fails closed there.
+  if (!job.sluid.empty()) st = RecordSluidTie(ctx.run_dir, job.sluid, job.job_id);
+  if (!st.ok() || job.devices.empty()) return st;
   JobLimits limits = job.Limits(ctx.catalog);
   st = CutSlices(ctx, job, &limits);
   if (st.ok()) st = CreateJobRunDir(ctx.run_dir, limits, job.uid, job.gid);
@@ -147,6 +151,8 @@ Status TearDownJob(const NodeContext& ctx, uint32_t job_id) {
     note("cannot remove " + JobSlicesPath(ctx.run_dir, job_id) + ": " + std::strerror(errno));
   Status removed = RemoveJobRunDir(ctx.run_dir, job_id);
   if (!removed.ok()) note(removed.message());
+  Status untied = ForgetSluidTies(ctx.run_dir, job_id);
+  if (!untied.ok()) note(untied.message());
   return errors.empty() ? Status::Ok() : Status::Error(errors);
 }
 
@@ -164,6 +170,8 @@ std::vector<uint32_t> JobsOnRecord(const std::string& run_dir) {
     if (ParseU64(name.substr(0, dot), UINT32_MAX, &id) && id != 0) jobs.push_back(static_cast<uint32_t>(id));
   }
   closedir(d);
+  // A job without vgpu has a SLUID tie alone.
+  for (uint32_t job : TiedJobs(run_dir)) jobs.push_back(job);
   std::sort(jobs.begin(), jobs.end());
   jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
   return jobs;

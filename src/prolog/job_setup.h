@@ -33,7 +33,8 @@ Status SetUpJob(const NodeContext& ctx, const JobAllocation& job);
 // directory and record.
 Status TearDownJob(const NodeContext& ctx, uint32_t job_id);
 
-// The jobs with a directory or a slices record under `run_dir`, sorted.
+// The jobs with a directory, a slices record or a SLUID tie under
+// `run_dir`, sorted.
 std::vector<uint32_t> JobsOnRecord(const std::string& run_dir);
 
 // Tears down every job on record, `current` aside, that `has_ended` says

@@ -1,6 +1,7 @@
 // vgpu-prolog: Slurm's Prolog (root, PrologFlags=Alloc) on each node of a
 // job. Makes the job's run directory (limits file, usage regions) and its
-// hardware slices (job_setup.h). On failure: exit 1 with one line on
+// hardware slices (job_setup.h); ties every job's SLUID to its id
+// (jobs/job_identity.h). On failure: exit 1 with one line on
 // stderr, which slurmd logs; Slurm then drains the node and requeues the
 // job, and nothing of the job is left on the node. Then removes what
 // ended jobs whose epilog never ran left (job_setup.h, SweepEndedJobs).
@@ -23,8 +24,17 @@ int main() {
       std::fprintf(stderr, "vgpu-prolog: %s\n", vgpu::OneLine(job.message()).c_str());
       return 1;
     }
-    if (job->devices.empty()) return 0;  // no vgpu on this node
+    if (job->devices.empty() && job->sluid.empty()) return 0;  // no vgpu on this node
     auto ctx = vgpu::NodeContext::Load(vgpu::SlurmConfPath(), VGPU_DEFAULT_CATALOG_DIR);
+    if (job->devices.empty()) {
+      // Only the tie of its SLUID (job_identity.h). A job without vgpu does
+      // not fail for it: without a tie libvgpu.so fails closed only in a
+      // process that shows signs of vgpu.
+      vgpu::Status tied = ctx.ok() ? vgpu::SetUpJob(*ctx, *job) : vgpu::Status::Error(ctx.message());
+      if (!tied.ok())
+        std::fprintf(stderr, "vgpu-prolog: job %u: warning: %s\n", job->job_id, vgpu::OneLine(tied.message()).c_str());
+      return 0;
+    }
     if (ctx.ok())  // skipped catalog files: only jobs on their models' devices fail below
       for (const std::string& p : ctx->catalog.problems())
         std::fprintf(stderr, "vgpu-prolog: chip catalog: %s\n", vgpu::OneLine(p).c_str());

@@ -22,7 +22,9 @@ namespace vgpu {
 namespace {
 
 int TaskProlog() {
-  const uint32_t job_id = CurrentJobId();
+  // A SLUID without a tie: nothing to export (vgpu-prolog ties every job,
+  // so this one never met it and has no run directory either).
+  const uint32_t job_id = ResolveProcessJob(ProcSelfCgroup(), VGPU_RUN_DIR, CurrentUserNamespace()).job_id;
   if (job_id == 0) return 0;
   auto preload = ReadTextFile("/etc/ld.so.preload");
   for (const auto& [name, value] :

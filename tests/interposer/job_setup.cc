@@ -11,11 +11,14 @@
 //                                     the step's own limits, as spank_vgpu.so
 //                                     makes them (UUIDS, SHARES: the step's
 //                                     VGPU_UUIDS and VGPU_SHARES)
+//   job_setup tie RUN_DIR JOB SLUID   the tie of a SLUID to job JOB, as
+//                                     vgpu-prolog records it
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
 
+#include "jobs/job_identity.h"
 #include "jobs/job_limits.h"
 #include "jobs/job_run_dir.h"
 #include "jobs/step_limits.h"
@@ -25,7 +28,15 @@
 int main(int argc, char** argv) {
   const std::string verb = argc > 1 ? argv[1] : "";
   if (verb == "remove" && argc == 4) {
-    vgpu::Status st = vgpu::RemoveJobRunDir(argv[2], static_cast<uint32_t>(std::strtoul(argv[3], nullptr, 10)));
+    const uint32_t job = static_cast<uint32_t>(std::strtoul(argv[3], nullptr, 10));
+    vgpu::Status st = vgpu::RemoveJobRunDir(argv[2], job);
+    if (st.ok()) st = vgpu::ForgetSluidTies(argv[2], job);
+    if (!st.ok()) std::fprintf(stderr, "job_setup: %s\n", st.message().c_str());
+    return st.ok() ? 0 : 1;
+  }
+  if (verb == "tie" && argc == 5) {
+    vgpu::Status st =
+        vgpu::RecordSluidTie(argv[2], argv[4], static_cast<uint32_t>(std::strtoul(argv[3], nullptr, 10)));
     if (!st.ok()) std::fprintf(stderr, "job_setup: %s\n", st.message().c_str());
     return st.ok() ? 0 : 1;
   }
@@ -55,7 +66,7 @@ int main(int argc, char** argv) {
     return st.ok() ? 0 : 1;
   }
   if (verb != "create" || argc < 7) {
-    std::fprintf(stderr, "usage: job_setup create RUN_DIR JOB UID GID ID,MEMORY,SHARES,OF[,VENDOR] ... | remove RUN_DIR JOB | usage RUN_DIR JOB\n");
+    std::fprintf(stderr, "usage: job_setup create RUN_DIR JOB UID GID ID,MEMORY,SHARES,OF[,VENDOR] ... | remove RUN_DIR JOB | usage RUN_DIR JOB | tie RUN_DIR JOB SLUID\n");
     return 2;
   }
   vgpu::JobLimits limits;

@@ -7,7 +7,6 @@
 
 #include <cstdlib>
 
-#include "jobs/job_identity.h"
 #include "jobs/job_limits.h"
 #include "jobs/job_run_dir.h"
 #include "jobs/usage_region.h"
@@ -34,7 +33,6 @@ class JobLimitsTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(RefusesMalformed);
   CPPUNIT_TEST(Paths);
   CPPUNIT_TEST(RunDirCreateAndRemove);
-  CPPUNIT_TEST(JobIdFromCgroupPaths);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -91,19 +89,6 @@ class JobLimitsTest : public CppUnit::TestFixture {
   void Paths() {
     CPPUNIT_ASSERT_EQUAL(std::string("/run/v/job_7/limits"), vgpu::JobLimitsPath("/run/v", 7));
     CPPUNIT_ASSERT_EQUAL(std::string("/run/v/job_7/usage.2"), vgpu::UsageRegionPath("/run/v", 7, 2));
-  }
-
-  void JobIdFromCgroupPaths() {
-    using vgpu::JobIdFromCgroup;
-    CPPUNIT_ASSERT_EQUAL(42u, JobIdFromCgroup("12:pids:/\n4:devices:/slurm/uid_1000/job_42/step_0/task_0\n"));
-    CPPUNIT_ASSERT_EQUAL(7u, JobIdFromCgroup("4:freezer:/slurm_n1/uid_0/job_7/step_batch\n"));
-    CPPUNIT_ASSERT_EQUAL(9u, JobIdFromCgroup("0::/system.slice/slurmstepd.scope/job_9/step_0/user/task_0\n"));
-    CPPUNIT_ASSERT_EQUAL(5u, JobIdFromCgroup("0::/vgpu-test/job_5\n"));
-    CPPUNIT_ASSERT_EQUAL(0u, JobIdFromCgroup("0::/user.slice/user-1000.slice/session-3.scope\n"));
-    CPPUNIT_ASSERT_EQUAL(0u, JobIdFromCgroup("0::/x/job_12abc/y\n"));     // not a whole component
-    CPPUNIT_ASSERT_EQUAL(0u, JobIdFromCgroup("0::/x/myjob_12/y\n"));      // not at a component start
-    CPPUNIT_ASSERT_EQUAL(0u, JobIdFromCgroup("0::/x/job_99999999999/y\n"));  // out of range
-    CPPUNIT_ASSERT_EQUAL(0u, JobIdFromCgroup(""));
   }
 
   void RunDirCreateAndRemove() {

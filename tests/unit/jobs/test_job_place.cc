@@ -23,7 +23,7 @@ namespace {
 ProcessFacts Facts(UserNamespace ns, uint32_t cgroup_job, uint32_t env_job = 0) {
   ProcessFacts f;
   f.user_namespace = ns;
-  f.cgroup_job_id = cgroup_job;
+  f.cgroup.job_id = cgroup_job;
   f.env_job_id = env_job;
   return f;
 }
@@ -54,6 +54,8 @@ class JobPlaceTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(NamespaceTakesSlurmJobIdWhenTheCgroupIsHidden);
   CPPUNIT_TEST(TrustedRunDirectory);
   CPPUNIT_TEST(RunDirectoryOthersMayWrite);
+  CPPUNIT_TEST(SluidCgroupThroughItsTie);
+  CPPUNIT_TEST(SluidCgroupWithoutTie);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -141,6 +143,37 @@ class JobPlaceTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT(p.failure.find("not trusted") != std::string::npos);
     CPPUNIT_ASSERT(p.failure.find("may be written by others") != std::string::npos);
     CPPUNIT_ASSERT(p.run_dir_fd.get() < 0);
+  }
+
+  void SluidCgroupThroughItsTie() {
+    if (geteuid() != 0) return;
+    vgpu::TempDir dir;
+    MakeRunDir(dir.path(), 13);
+    CPPUNIT_ASSERT(vgpu::RecordSluidTie(dir.path(), "sBGSM98HZTST00", 13).ok());
+    ProcessFacts f = Facts(UserNamespace::kHost, 0, 99);  // SLURM_JOB_ID names nothing here
+    f.cgroup.sluid = "sBGSM98HZTST00";
+    JobPlace p = LocateJob(f, dir.path());
+    CPPUNIT_ASSERT_MESSAGE(p.failure, p.kind == JobPlace::Kind::kVgpuJob);
+    CPPUNIT_ASSERT_EQUAL(13u, p.job_id);
+  }
+
+  void SluidCgroupWithoutTie() {
+    vgpu::TempDir dir;
+    ProcessFacts f = Facts(UserNamespace::kHost, 0);
+    f.cgroup.sluid = "sBGSM98HZTST00";
+    // No sign of vgpu: a job without vgpu (vgpu-prolog ties every job it
+    // sees, so the tie's absence means it never ran for this one).
+    JobPlace p = LocateJob(f, dir.path());
+    CPPUNIT_ASSERT(p.kind == JobPlace::Kind::kJobWithoutVgpu);
+    // Any sign fails closed, LD_PRELOAD included: never inert.
+    for (int sign = 0; sign < 2; ++sign) {
+      ProcessFacts g = f;
+      if (sign == 0) g.preloaded_by_env = true;
+      if (sign == 1) g.vgpu_shares = "10";
+      p = LocateJob(g, dir.path());
+      CPPUNIT_ASSERT(p.kind == JobPlace::Kind::kFailClosed);
+      CPPUNIT_ASSERT(p.failure.find("sBGSM98HZTST00 by SLUID") != std::string::npos);
+    }
   }
 };
 

@@ -9,7 +9,6 @@
 
 #include <string>
 
-#include "jobs/job_identity.h"
 #include "jobs/job_limits.h"
 #include "jobs/job_run_dir.h"
 #include "jobs/step_limits.h"
@@ -39,7 +38,6 @@ class StepLimitsTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(WholeJobNeedsNoLimitsOfItsOwn);
   CPPUNIT_TEST(CappedAtTheJobAndCheckedAgainstIt);
   CPPUNIT_TEST(MatchedByIndexOnTheNode);
-  CPPUNIT_TEST(StepFromCgroup);
   CPPUNIT_TEST(MadeOnceRemovedWithTheJob);
   CPPUNIT_TEST_SUITE_END();
 
@@ -95,16 +93,6 @@ class StepLimitsTest : public CppUnit::TestFixture {
     // node= round-trips.
     auto again = JobLimits::Parse(job->Serialize(), "again");
     CPPUNIT_ASSERT(again.ok() && again->devices[0].node_index == 3);
-  }
-
-  void StepFromCgroup() {
-    using vgpu::StepIdFromCgroup;
-    CPPUNIT_ASSERT_EQUAL(int64_t{3}, StepIdFromCgroup("4:devices:/slurm/uid_1000/job_42/step_3/task_0\n"));
-    CPPUNIT_ASSERT_EQUAL(int64_t{0}, StepIdFromCgroup("0::/system.slice/slurmstepd.scope/job_9/step_0/user/task_0\n"));
-    CPPUNIT_ASSERT_EQUAL(int64_t{-1}, StepIdFromCgroup("4:freezer:/slurm_n1/uid_0/job_7/step_batch\n"));
-    CPPUNIT_ASSERT_EQUAL(int64_t{-1}, StepIdFromCgroup("0::/system.slice/slurmstepd.scope/job_9/step_extern/user\n"));
-    CPPUNIT_ASSERT_EQUAL(int64_t{-1}, StepIdFromCgroup("0::/vgpu-test/job_5\n"));
-    CPPUNIT_ASSERT_EQUAL(int64_t{-1}, StepIdFromCgroup(""));
   }
 
   void MadeOnceRemovedWithTheJob() {

@@ -16,6 +16,7 @@
 #include "job_setup.h"
 #include "job_usage.h"
 #include "jobs/job_allocation.h"
+#include "jobs/job_identity.h"
 #include "jobs/job_limits.h"
 #include "jobs/step_limits.h"
 #include "jobs/task_env.h"
@@ -129,6 +130,7 @@ class JobSetupTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(AllocationErrorsNameTheVariable);
   CPPUNIT_TEST(LimitsNameDevicesByVendorId);
   CPPUNIT_TEST(SetUpAndTearDownWithoutSlices);
+  CPPUNIT_TEST(EveryJobsSluidTied);
   CPPUNIT_TEST(SlicesMadeRecordedAndDestroyed);
   CPPUNIT_TEST(FailedSliceLeavesNothing);
   CPPUNIT_TEST(UndestroyedSliceStaysOnRecord);
@@ -237,6 +239,33 @@ class JobSetupTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT(!node.Exists(vgpu::JobRunDir(node.ctx.run_dir, 77)));
     CPPUNIT_ASSERT(vgpu::TearDownJob(node.ctx, 77).ok());  // idempotent
     CPPUNIT_ASSERT(vgpu::TearDownJob(node.ctx, 78).ok());  // never set up
+  }
+
+  void EveryJobsSluidTied() {
+    Env env = A100Job();
+    env["SLURM_JOB_SLUID"] = "sBGSM98HZTST0U";  // U is not base32
+    auto bad = JobAllocation::FromEnvironment(Lookup(env));
+    CPPUNIT_ASSERT(!bad.ok() && bad.message().find("SLURM_JOB_SLUID") != std::string::npos);
+    if (geteuid() != 0) return;  // a tie is root's
+    Node node;
+    env["SLURM_JOB_SLUID"] = "sBGSM98HZTST00";
+    auto job = JobAllocation::FromEnvironment(Lookup(env));
+    CPPUNIT_ASSERT_MESSAGE(job.message(), job.ok());
+    CPPUNIT_ASSERT(vgpu::SetUpJob(node.ctx, *job).ok());
+    CPPUNIT_ASSERT_EQUAL(77u, *vgpu::JobOfSluid(node.ctx.run_dir, "sBGSM98HZTST00", vgpu::UserNamespace::kHost));
+    // A job without vgpu here: its tie alone.
+    Env plain = {{"SLURM_JOB_ID", "80"}, {"SLURM_JOB_UID", "0"}, {"SLURM_JOB_GID", "0"},
+                 {"SLURM_JOB_SLUID", "s0000000000080"}};
+    auto other = JobAllocation::FromEnvironment(Lookup(plain));
+    CPPUNIT_ASSERT(other.ok() && other->devices.empty());
+    CPPUNIT_ASSERT(vgpu::SetUpJob(node.ctx, *other).ok());
+    CPPUNIT_ASSERT_EQUAL(80u, *vgpu::JobOfSluid(node.ctx.run_dir, "s0000000000080", vgpu::UserNamespace::kHost));
+    CPPUNIT_ASSERT(!node.Exists(vgpu::JobRunDir(node.ctx.run_dir, 80)));
+    CPPUNIT_ASSERT(vgpu::TearDownJob(node.ctx, 77).ok());
+    CPPUNIT_ASSERT_EQUAL(0u, *vgpu::JobOfSluid(node.ctx.run_dir, "sBGSM98HZTST00", vgpu::UserNamespace::kHost));
+    CPPUNIT_ASSERT_EQUAL(80u, *vgpu::JobOfSluid(node.ctx.run_dir, "s0000000000080", vgpu::UserNamespace::kHost));
+    CPPUNIT_ASSERT(vgpu::TearDownJob(node.ctx, 80).ok());
+    CPPUNIT_ASSERT(vgpu::TiedJobs(node.ctx.run_dir).empty());
   }
 
   void SlicesMadeRecordedAndDestroyed() {
@@ -443,8 +472,19 @@ class JobSetupTest : public CppUnit::TestFixture {
     process("100", "4:freezer:/slurm_n1/uid_0/job_21/step_batch\n1:name=systemd:/\n");
     process("101", "0::/system.slice/slurmstepd.scope/job_22/step_0/user/task_0\n");
     process("102", "0::/user.slice\n");
+    process("103", "0::/system.slice/slurmstepd.scope/s0000000000023/step_0/user/task_0\n");
+    process("104", "0::/system.slice/slurmstepd.scope/s0000000000024/step_0/user/task_0\n");  // no tie
     fs::create_directories(proc + "/self");  // not a pid
-    CPPUNIT_ASSERT((std::set<uint32_t>{21, 22}) == vgpu::JobsWithProcesses(proc));
+    if (geteuid() == 0) {  // a tie is root's
+      fs::create_directories(node.ctx.run_dir);
+      CPPUNIT_ASSERT(vgpu::RecordSluidTie(node.ctx.run_dir, "s0000000000023", 23).ok());
+      CPPUNIT_ASSERT((std::set<uint32_t>{21, 22, 23}) == vgpu::JobsWithProcesses(proc, node.ctx.run_dir));
+      // A job without vgpu has its tie alone, and is on record for the sweep.
+      CPPUNIT_ASSERT((std::vector<uint32_t>{23}) == vgpu::JobsOnRecord(node.ctx.run_dir));
+      CPPUNIT_ASSERT(vgpu::TearDownJob(node.ctx, 23).ok());
+      CPPUNIT_ASSERT(vgpu::JobsOnRecord(node.ctx.run_dir).empty());
+    }
+    CPPUNIT_ASSERT((std::set<uint32_t>{21, 22}) == vgpu::JobsWithProcesses(proc, node.ctx.run_dir));
 
     auto ended = vgpu::EndedFromSqueue(
         "31 COMPLETED n1\n32 COMPLETING n2\n33 RUNNING n1\n34 PENDING\n35 NODE_FAIL n1\njunk\n"
