@@ -28,6 +28,16 @@ for ((_k = 1; _k <= ${VGPU_LAB_NODES:-3}; _k++)); do
 	NODE_SHAPE[n$_k]=n$(((_k - 1) % 3 + 1))
 done
 unset _k
+# Which cgroup plugin the nodes run (VGPU_LAB_CGROUP): v1 (default:
+# cgroup/v1, devices controller) or v2 (cgroup/v2 on the cgroup2 mount,
+# devices fenced by eBPF; cgroup-v2-lab.md). With v2 on Slurm 26.05 and
+# later, VGPU_LAB_CGROUP_ID_PATHS=yes names job cgroups job_<id> instead of
+# by SLUID (cgroup.conf CgroupJobIdPaths).
+LAB_CGROUP=${VGPU_LAB_CGROUP:-v1}
+case $LAB_CGROUP in v1 | v2) ;; *) echo "VGPU_LAB_CGROUP=$LAB_CGROUP: v1 or v2" >&2; exit 2 ;; esac
+LAB_CGROUP_ID_PATHS=${VGPU_LAB_CGROUP_ID_PATHS:-no}
+# The cgroup2 mount ("" when there is none).
+CGROUP2_MOUNT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 CTLD_PORT=6817
 DBD_PORT=6819
 # Not 3306: a MariaDB of the host may already use it.
@@ -51,6 +61,8 @@ else
 	SLURM_SBIN=/usr/sbin
 	SLURM_PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
 fi
+# slurm_release: the lab Slurm's release, "22.05" .. "26.05".
+slurm_release() { "$SLURM_SBIN/slurmd" -V | sed -n 's/^slurm[-a-z]* \([0-9]*\.[0-9]*\).*/\1/p'; }
 
 # Where the slurm-vgpu under test keeps its parts. VGPU_PREFIX is a `make
 # install` prefix (plugins and libvgpu.so in lib/slurm-vgpu, kept usage in
@@ -290,6 +302,13 @@ lab_cgroup_dirs() {
 			[ -d "$d" ] && echo "$d"
 		done
 	done
+	# cgroup/v2: system.slice/<node>_slurmstepd.scope (slurmd itself, its
+	# steps and jobs).
+	if [ -n "$CGROUP2_MOUNT" ]; then
+		for d in "$CGROUP2_MOUNT"/system.slice/n[0-9]*_slurmstepd.scope; do
+			[ -d "$d" ] && echo "$d"
+		done
+	fi
 	return 0
 }
 
@@ -497,7 +516,14 @@ start_slurmd_node() {
 		[ -e /etc/ld.so.preload ] || { : >/etc/ld.so.preload && touch "$LAB/.made-ld.so.preload"; }
 		binds="$binds && mount --bind '$LAB/etc/ld.so.preload' /etc/ld.so.preload"
 	fi
-	unshare --mount --propagation private sh -c "$binds && exec '$SLURM_SBIN/slurmd' -N '$n'"
+	local preload=
+	if [ "$LAB_CGROUP" = v2 ]; then
+		# 22.05 makes the scope but not system.slice above it.
+		mkdir -p "$CGROUP2_MOUNT/system.slice"
+		# A hybrid host: slurmd sees it unified (tests/stubs/unified_host.c).
+		[ "$(head -c 1 /proc/self/cgroup)" = 0 ] || preload="LD_PRELOAD=$LAB/stubs/libunified_host.so"
+	fi
+	unshare --mount --propagation private sh -c "$binds && exec env $preload '$SLURM_SBIN/slurmd' -N '$n'"
 }
 
 # lab_uuid NODE INDEX: the simulated device's UUID, NVIDIA-style (the stub
@@ -618,6 +644,21 @@ write_slurm_conf() {
 	# Slurm reads plugstack.conf next to slurm.conf; DIR is moved to $LAB/etc.
 	if [ "$acct" = 1 ] && [ -f "${at:-/nonexistent}/spank_vgpu.so" ]; then
 		echo "required $at/spank_vgpu.so vgpu_conf=$LAB/etc/vgpu.conf" >"$dir/plugstack.conf"
+	fi
+	if [ "$LAB_CGROUP" = v2 ]; then
+		# On a hybrid host cpu, cpuset and memory stay with the v1
+		# hierarchies: only devices can be constrained (cgroup-v2-lab.md).
+		cat >"$dir/cgroup.conf" <<-CONF
+		CgroupPlugin=cgroup/v2
+		CgroupMountpoint=$CGROUP2_MOUNT
+		IgnoreSystemd=yes
+		ConstrainDevices=yes
+		ConstrainCores=no
+		ConstrainRAMSpace=no
+		ConstrainSwapSpace=no
+		CONF
+		[ "$(slurm_release)" \< 26.05 ] || echo "CgroupJobIdPaths=$LAB_CGROUP_ID_PATHS" >>"$dir/cgroup.conf"
+		return 0
 	fi
 	cat >"$dir/cgroup.conf" <<-CONF
 	CgroupPlugin=cgroup/v1

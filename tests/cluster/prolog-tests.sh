@@ -9,8 +9,12 @@
 
 GIB=1073741824
 
-# The job's files on every node ($NODE_RUN, lib.sh).
-job_files() { ls -d "$NODE_RUN"/*/job_"$1" "$NODE_RUN"/*/job_"$1".slices 2>/dev/null || true; }
+# The job's files on every node ($NODE_RUN, lib.sh), the ties of its SLUID
+# among them (jobs/job_identity.h).
+job_files() {
+	ls -d "$NODE_RUN"/*/job_"$1" "$NODE_RUN"/*/job_"$1".slices 2>/dev/null || true
+	find "$NODE_RUN"/*/sluid -lname "../job_$1" 2>/dev/null || true
+}
 
 # log_mark FILE / log_since FILE MARK: the lines of a daemon log written
 # after the mark. Job ids start again with a new lab and the logs are kept:
@@ -20,7 +24,7 @@ log_since() { tail -n +"$(($2 + 1))" "$1"; }
 
 # wait_clean ID: until the epilogs have removed everything of job ID.
 wait_clean() {
-	wait_for 30 "job $1's files to go" sh -c "[ -z \"\$(ls -d $NODE_RUN/*/job_$1 $NODE_RUN/*/job_$1.slices 2>/dev/null)\" ]" ||
+	wait_for 30 "job $1's files to go" sh -c "[ -z \"\$(ls -d $NODE_RUN/*/job_$1 $NODE_RUN/*/job_$1.slices 2>/dev/null; find $NODE_RUN/*/sluid -lname ../job_$1 2>/dev/null)\" ]" ||
 		fail "left after job $1: $(job_files "$1" | tr '\n' ' ')"
 }
 
