@@ -4,8 +4,9 @@
 
 #include <cstdlib>
 #include <map>
-#include <sstream>
 
+#include "conf_text.h"
+#include "enforcement_check.h"
 #include "config/vgpu_config.h"
 #include "config/vgpu_request.h"
 #include "devices/chip_catalog.h"
@@ -18,33 +19,13 @@
 namespace vgpu::check {
 namespace {
 
-// Key=Value words of one configuration line (keys lower case); comments and
-// blank lines give none.
-std::map<std::string, std::string> Words(const std::string& raw) {
-  std::map<std::string, std::string> words;
-  std::istringstream in(Trim(raw.substr(0, raw.find('#'))));
-  std::string word;
-  while (in >> word) {
-    const size_t eq = word.find('=');
-    if (eq != std::string::npos) words[Lower(word.substr(0, eq))] = word.substr(eq + 1);
-  }
-  return words;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
 // NodeName=... lines of slurm.conf: each node's Gres=, in order of first
 // mention (NodeName=DEFAULT sets what later lines leave out).
 std::vector<std::pair<std::string, std::string>> NodesOf(const std::string& slurm_conf_text) {
   std::vector<std::pair<std::string, std::string>> nodes;
   std::string default_gres;
-  for (const std::string& line : Lines(slurm_conf_text)) {
-    auto w = Words(line);
+  for (const std::string& line : ConfLines(slurm_conf_text)) {
+    auto w = ConfWords(line);
     auto name = w.find("nodename");
     if (name == w.end()) continue;
     const std::string gres = w.count("gres") ? w["gres"] : default_gres;
@@ -67,7 +48,7 @@ std::vector<GresRecord> RecordsOf(const std::string& node, const std::string& gr
   std::map<std::string, uint64_t> on_lines;  // vgpu type -> devices listed
   const auto counts = VgpuCountsOfGres(gres);
   for (size_t i = 0; i < gres_conf.size(); ++i) {
-    auto w = Words(gres_conf[i]);
+    auto w = ConfWords(gres_conf[i]);
     if (!w.count("name") || (!w.count("file") && !w.count("multiplefiles"))) continue;
     if (w.count("nodename")) {
       auto nodes = ExpandFileRange(w["nodename"]);
@@ -141,7 +122,7 @@ CheckReport CheckConfiguration(const CheckInput& in) {
   auto gres_conf = ReadTextFile(gres_conf_path);
   const std::string gres_text = gres_conf.ok() ? *gres_conf : "";
   const GresConfLocator locator(gres_conf_path, gres_text);
-  const std::vector<std::string> gres_lines = Lines(gres_text);
+  const std::vector<std::string> gres_lines = ConfLines(gres_text);
 
   int nodes = 0;
   for (const auto& [node, gres] : NodesOf(*slurm_conf)) {
@@ -165,17 +146,29 @@ CheckReport CheckConfiguration(const CheckInput& in) {
   }
   if (!gres_conf.ok() && nodes > 0)
     problem(gres_conf.message() + "; gres/vgpu needs gres.conf's File= lines beside slurm.conf");
+  EnforcementInput enforcement;
+  enforcement.slurm_conf = in.slurm_conf;
+  enforcement.slurm_conf_text = *slurm_conf;
+  enforcement.local = in.local;
+  enforcement.etc_dir = in.etc_dir;
+  const EnforcementFindings found = CheckEnforcement(enforcement);
+  for (const std::string& w : found.warnings) report.lines.push_back("warning: " + w);
+  for (const std::string& n : found.notes) report.lines.push_back("note: " + n);
+  report.warnings = static_cast<int>(found.warnings.size());
   report.lines.push_back(std::to_string(nodes) + " node(s) with vgpu checked, " + std::to_string(report.problems) +
-                         " problem(s) found");
+                         " problem(s) found, " + std::to_string(report.warnings) + " warning(s)");
   return report;
 }
 
 const char kCheckUsage[] =
     "usage: vgpuctl check [--conf SLURM_CONF] [--local]\n"
     "Reports every mistake gres/vgpu would find in slurm.conf, the gres.conf and vgpu.conf\n"
-    "beside it and the chip catalog, node by node; exit status 1 if there is one.\n"
+    "beside it and the chip catalog, node by node; exit status 1 if there is one. Then warns\n"
+    "of what switches the limits off (no device fencing, nothing loading libvgpu.so, no\n"
+    "vgpu-prolog, oci.conf containers, ssh sessions adopted into jobs).\n"
     "  --conf PATH  the cluster's slurm.conf (default: $SLURM_CONF, else " VGPU_SLURM_CONF ")\n"
-    "  --local      this host is the node checked: its device files must exist\n";
+    "  --local      this host is the node checked: its device files must exist, and its\n"
+    "               /etc/ld.so.preload and /etc/pam.d count for the warnings\n";
 
 int RunCheck(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CheckInput in;
@@ -199,6 +192,7 @@ int RunCheck(const std::vector<std::string>& args, std::ostream& out, std::ostre
       return 2;
     }
   }
+  in.local = local;
   in.file_exists = [local](const std::string& f) {
     struct stat st;
     return !local || stat(f.c_str(), &st) == 0;

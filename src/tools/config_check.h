@@ -4,6 +4,8 @@
 // twice, a Type= the catalog lacks, a count other than devices x S, ...),
 // before an administrator restarts anything.
 //
+// Then warns of what switches the limits off (enforcement_check.h).
+//
 // Each node's vgpu records are rebuilt as Slurm hands them to the plugin:
 // the File= lines of gres.conf that apply to the node, and one file-less
 // record for what slurm.conf's Gres= counts beyond them; then the plugin's
@@ -24,11 +26,16 @@ struct CheckInput {
   // Whether a device file exists. Device files are on the compute nodes:
   // when checking from elsewhere, say yes to every file.
   std::function<bool(const std::string&)> file_exists;
+  // This host is a node (--local): its /etc (etc_dir) counts for the
+  // warnings of enforcement_check.h.
+  bool local = false;
+  std::string etc_dir = "/etc";
 };
 
 struct CheckReport {
   std::vector<std::string> lines;  // what to print, in order
   int problems = 0;                // mistakes found (exit status 1 if any)
+  int warnings = 0;                // limits switched off (enforcement_check.h); exit status unchanged
 };
 
 CheckReport CheckConfiguration(const CheckInput& in);

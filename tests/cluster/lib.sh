@@ -628,7 +628,9 @@ write_slurm_conf() {
 			$([ -f "${at:-/nonexistent}/job_submit_vgpu.so" ] && echo JobSubmitPlugins=vgpu)
 			Prolog=$LAB/bin/hook
 			Epilog=$LAB/bin/hook
-			PrologFlags=Alloc
+			# Contain: an extern step per job on each node, into which
+			# pam_slurm_adopt moves ssh sessions (t_adopted_session_held).
+			PrologFlags=Alloc,Contain
 			$([ -x "${VGPU_SBIN:-/nonexistent}/vgpu-taskprolog" ] && echo "TaskProlog=$VGPU_SBIN/vgpu-taskprolog")
 			CONF
 		fi

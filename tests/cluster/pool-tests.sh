@@ -23,16 +23,19 @@ t_broken_catalog_file_is_skipped() {
 		fail "slurmd-n1.log does not name the broken file: $(grep -i 'catalog' "$LAB/log/slurmd-n1.log" | tail -2)"
 }
 
-# vgpuctl check, on the running cluster's files: every node ok; then on a
-# copy with a gres.conf line written twice: exit status 1 and the lines.
+# vgpuctl check, on the running cluster's files: every node ok and no
+# warning; then on a copy with a gres.conf line written twice, no
+# cgroup.conf and an oci.conf: exit status 1, the lines, and a warning each
+# of unfenced devices and of containers.
 t_vgpuctl_check_finds_mistakes() {
 	local vgpuctl=$VGPU_BINDIR/vgpuctl copy=$RUN/check-conf out rc
 	out=$("$vgpuctl" check --conf "$LAB/etc/slurm.conf" 2>&1) || fail "vgpuctl check on the lab: $out"
-	[[ $out == *"n1: ok: 8 ascend device(s)"* && $out == *"3 node(s) with vgpu checked, 0 problem(s)"* ]] ||
+	[[ $out == *"n1: ok: 8 ascend device(s)"* && $out == *"3 node(s) with vgpu checked, 0 problem(s) found, 0 warning(s)"* ]] ||
 		fail "vgpuctl check on the lab said: $out"
 	rm -rf "$copy" && mkdir -p "$copy"
 	cp "$LAB/etc/slurm.conf" "$LAB/etc/gres.conf" "$LAB/etc/vgpu.conf" "$copy/"
 	head -1 "$LAB/etc/gres.conf" >>"$copy/gres.conf"
+	echo 'RunTimeRun="runc --rootless=true --root=/run/user/%U/ run %n.%u.%j.%s.%t -b %b"' >"$copy/oci.conf"
 	set +e
 	out=$("$vgpuctl" check --conf "$copy/slurm.conf" 2>&1)
 	rc=$?
@@ -40,6 +43,9 @@ t_vgpuctl_check_finds_mistakes() {
 	expect "vgpuctl check exit status" "$rc" 1
 	[[ $out == *"are named 2 times"*"gres.conf line 1"*"gres.conf line 5"* && $out == *"n2: ok"* ]] ||
 		fail "vgpuctl check on a doubled line said: $out"
+	[[ $out == *"warning: devices are not fenced: cgroup.conf does not set ConstrainDevices=yes"* &&
+		$out == *"warning: oci.conf is set up"* && $out == *"2 warning(s)"* ]] ||
+		fail "vgpuctl check without cgroup.conf, with oci.conf said: $out"
 }
 
 # vgpuctl status on the running cluster: two jobs on n2 (30 dcu shares, 50
