@@ -66,19 +66,26 @@ bool IsSluid(const std::string& text) {
   return true;
 }
 
-JobCgroup ParseJobCgroup(const std::string& text) {
-  JobCgroup found;
-  size_t line_start = 0;
-  while (line_start < text.size()) {
-    size_t line_end = text.find('\n', line_start);
-    if (line_end == std::string::npos) line_end = text.size();
-    const std::string line = text.substr(line_start, line_end - line_start);
-    line_start = line_end + 1;
-    // "hierarchy-ID:controller-list:cgroup-path"; the path may hold ':'.
+std::vector<CgroupLine> CgroupLines(const std::string& text) {
+  std::vector<CgroupLine> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
     const size_t first = line.find(':');
     const size_t second = first == std::string::npos ? std::string::npos : line.find(':', first + 1);
     if (second == std::string::npos) continue;
-    const std::vector<std::string> parts = Components(line.substr(second + 1));
+    lines.push_back({line.substr(0, first), line.substr(first + 1, second - first - 1), line.substr(second + 1)});
+  }
+  return lines;
+}
+
+JobCgroup ParseJobCgroup(const std::string& text) {
+  JobCgroup found;
+  for (const CgroupLine& line : CgroupLines(text)) {
+    const std::vector<std::string> parts = Components(line.path);
     for (size_t i = 0; i < parts.size(); ++i) {
       if (const uint64_t id = NumberAfter(parts[i], "job_", UINT32_MAX)) {
         found.job_id = static_cast<uint32_t>(id);

@@ -27,6 +27,15 @@
 
 namespace vgpu {
 
+// The lines of /proc/PID/cgroup: "hierarchy-ID:controller-list:path"
+// (v2's is "0::path"); lines of another shape are left out.
+struct CgroupLine {
+  std::string hierarchy;    // "0" for cgroup v2
+  std::string controllers;  // "devices", "cpu,cpuacct", "name=systemd", "" for v2
+  std::string path;         // may hold ':'
+};
+std::vector<CgroupLine> CgroupLines(const std::string& proc_cgroup_text);
+
 // What the text of /proc/PID/cgroup names. The first job component of the
 // first line that has one counts (a v1 host lists the same job on every
 // controller's line); components below it (a cgroup a job made for

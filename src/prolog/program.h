@@ -1,5 +1,7 @@
-// What the three programs share: the calling process's environment as a
-// getenv seam, slurm.conf's path, and a main that no exception leaves.
+// What the node's programs share: the calling process's environment as a
+// getenv seam, slurm.conf's path, the installed paths (configure sets
+// them; these defaults are the packages'), and a main that no exception
+// leaves.
 #ifndef VGPU_PROLOG_PROGRAM_H_
 #define VGPU_PROLOG_PROGRAM_H_
 
@@ -9,6 +11,16 @@
 #include <string>
 
 #include "util/text.h"
+
+#ifndef VGPU_INTERPOSER_PATH
+#define VGPU_INTERPOSER_PATH "/usr/lib/slurm-vgpu/libvgpu.so"
+#endif
+#ifndef VGPU_PRELOAD_LIST
+#define VGPU_PRELOAD_LIST "/usr/lib/slurm-vgpu/ld.so.preload"
+#endif
+#ifndef VGPU_RUN_DIR
+#define VGPU_RUN_DIR "/run/slurm-vgpu"
+#endif
 
 namespace vgpu {
 

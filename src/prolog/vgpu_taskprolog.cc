@@ -11,13 +11,6 @@
 #include "program.h"
 #include "util/read_file.h"
 
-#ifndef VGPU_INTERPOSER_PATH
-#define VGPU_INTERPOSER_PATH "/usr/lib/slurm-vgpu/libvgpu.so"
-#endif
-#ifndef VGPU_RUN_DIR
-#define VGPU_RUN_DIR "/run/slurm-vgpu"
-#endif
-
 namespace vgpu {
 namespace {
 

@@ -119,12 +119,15 @@ EnforcementFindings CheckEnforcement(const EnforcementInput& in) {
 
   // Slurm's own containers: the bundle's config.json is written before
   // TaskProlog and SPANK apply, and the image has no libvgpu.so.
+  // vgpu-oci-runtime in front of the runtime brings them in.
   const std::string oci = TextOf(BesideSlurmConf(in.slurm_conf, "oci.conf"));
-  if (!ConfValue(oci, "runtimerun").empty() || !ConfValue(oci, "runtimecreate").empty())
+  const std::string starts = ConfValue(oci, "runtimerun") + " " + ConfValue(oci, "runtimecreate");
+  if (Trim(starts) != "" && !Has(starts, "vgpu-oci-runtime"))
     found.warnings.push_back(
-        "oci.conf is set up: a job started with srun --container runs in an OCI bundle without libvgpu.so, the run "
-        "directory or the VGPU_* variables, so it is fenced to its devices but not held to its memory quota or "
-        "share (doc/enforcement.md, \"Where jobs run\")");
+        "oci.conf starts containers without vgpu-oci-runtime: a job started with srun --container runs in an OCI "
+        "bundle without libvgpu.so and the run directory, so it is fenced to its devices but not held to its memory "
+        "quota or share; put <sbindir>/vgpu-oci-runtime in front of the runtime in RunTimeRun= (or "
+        "RunTimeCreate=), vgpu-oci-runtime(8)");
 
   // Adopted ssh sessions (pam_slurm_adopt, PrologFlags=Contain) get no
   // TaskProlog, SPANK or LD_PRELOAD: only /etc/ld.so.preload reaches them.

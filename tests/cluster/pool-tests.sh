@@ -44,7 +44,7 @@ t_vgpuctl_check_finds_mistakes() {
 	[[ $out == *"are named 2 times"*"gres.conf line 1"*"gres.conf line 5"* && $out == *"n2: ok"* ]] ||
 		fail "vgpuctl check on a doubled line said: $out"
 	[[ $out == *"warning: devices are not fenced: cgroup.conf does not set ConstrainDevices=yes"* &&
-		$out == *"warning: oci.conf is set up"* && $out == *"2 warning(s)"* ]] ||
+		$out == *"warning: oci.conf starts containers without vgpu-oci-runtime"* && $out == *"2 warning(s)"* ]] ||
 		fail "vgpuctl check without cgroup.conf, with oci.conf said: $out"
 }
 

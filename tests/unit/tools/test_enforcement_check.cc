@@ -103,7 +103,9 @@ class EnforcementCheckTest : public CppUnit::TestFixture {
 
   void SlurmContainers() {
     dir_->Write("oci.conf", "RunTimeQuery=\"runc state %n.%u.%j.%s.%t\"\nRunTimeRun=\"runc run %n.%u.%j.%s.%t -b %b\"\n");
-    CPPUNIT_ASSERT(Any(Check(kGood).warnings, "srun --container"));
+    CPPUNIT_ASSERT(Any(Check(kGood).warnings, "without vgpu-oci-runtime"));
+    dir_->Write("oci.conf", "RunTimeRun=\"/usr/sbin/vgpu-oci-runtime runc run %n.%u.%j.%s.%t -b %b\"\n");
+    CPPUNIT_ASSERT(Check(kGood).warnings.empty());
   }
 
   void AdoptedSessions() {
