@@ -95,8 +95,10 @@ JobPlace LocateJob(const ProcessFacts& facts, const std::string& run_dir_root) {
   const ProcessJob from_cgroup = ResolveJobCgroup(facts.cgroup, run_dir_root, facts.user_namespace);
   place.job_id = from_cgroup.job_id;
   if (place.job_id == 0 && !from_cgroup.unproved.empty() && !nested) {
-    // A Slurm job's cgroup without a provable job: LD_PRELOAD naming
-    // libvgpu.so is a sign here too (only vgpu jobs are given it).
+    // A Slurm job's cgroup without a provable job. vgpu-prolog ties every
+    // job, so nothing here says this is no vgpu job: libvgpu.so in
+    // LD_PRELOAD counts as a sign too (elsewhere on the host it need not:
+    // it is inherited by jobs without vgpu).
     if (vgpu_signs || facts.preloaded_by_env)
       return FailClosed(std::move(place), "this process of a vgpu job cannot prove its job: " + from_cgroup.unproved);
     place.kind = JobPlace::Kind::kJobWithoutVgpu;

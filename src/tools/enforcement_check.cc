@@ -37,6 +37,14 @@ std::string TextOf(const std::string& file) {
   auto text = ReadTextFile(file);
   return text.ok() ? *text : "";
 }
+// `text` without its comment lines (plugstack.conf, PAM: "#" first).
+std::string Uncommented(const std::string& text) {
+  std::string kept;
+  for (const std::string& line : ConfLines(text))
+    if (Trim(line).rfind('#', 0) != 0) kept += line + "\n";
+  return kept;
+}
+
 std::string TextOfDirectory(const std::string& dir) {
   std::string all;
   if (DIR* d = opendir(dir.c_str())) {
@@ -76,31 +84,31 @@ EnforcementFindings CheckEnforcement(const EnforcementInput& in) {
                     : "";
   const std::string prolog = ConfValue(conf, "prolog");
   // Prolog= may list several programs.
-  int prolog_runs = 0;
+  bool prolog_runs = false;
   std::string unreadable;
   std::istringstream programs(prolog);
   for (std::string one; std::getline(programs, one, ',');) {
     const int r = Runs(Trim(one), "vgpu-prolog");
-    if (r == 1) prolog_runs = 1;
+    if (r == 1) prolog_runs = true;
     if (r == -1) unreadable = Trim(one);
   }
   if (prolog.empty())
     found.warnings.push_back(
         "Prolog= is not set: vgpu-prolog never writes a job's limits, so the processes of vgpu jobs fail closed." +
         sluid_why + " Set Prolog=<sbindir>/vgpu-prolog and PrologFlags=Alloc");
-  else if (prolog_runs == 0 && unreadable.empty())
+  else if (!prolog_runs && unreadable.empty())
     found.warnings.push_back("Prolog=" + prolog +
                              " does not run vgpu-prolog: no job's limits are written, so the processes of vgpu "
                              "jobs fail closed." +
                              sluid_why + " Run vgpu-prolog from it, or set Prolog=<sbindir>/vgpu-prolog");
-  else if (prolog_runs == 0)
+  else if (!prolog_runs)
     found.notes.push_back("cannot read Prolog=" + unreadable +
                           " on this host: make sure it runs vgpu-prolog on every node (vgpuctl check --local there)");
 
   // What loads libvgpu.so into a job's processes: vgpu-taskprolog
   // (LD_PRELOAD), spank_vgpu.so, or the node's /etc/ld.so.preload.
   const std::string plugstack_path = BesideSlurmConf(in.slurm_conf, "plugstack.conf");
-  const bool spank = Has(TextOf(plugstack_path) + TextOfDirectory(plugstack_path + ".d"), "spank_vgpu");
+  const bool spank = Has(Uncommented(TextOf(plugstack_path) + TextOfDirectory(plugstack_path + ".d")), "spank_vgpu");
   const std::string task_prolog = ConfValue(conf, "taskprolog");
   const bool task_env = !task_prolog.empty() && Runs(task_prolog, "vgpu-taskprolog") == 1;
   const bool system_preload = in.local && Has(TextOf(in.etc_dir + "/ld.so.preload"), "libvgpu.so");
@@ -132,7 +140,7 @@ EnforcementFindings CheckEnforcement(const EnforcementInput& in) {
   // Adopted ssh sessions (pam_slurm_adopt, PrologFlags=Contain) get no
   // TaskProlog, SPANK or LD_PRELOAD: only /etc/ld.so.preload reaches them.
   if (in.local) {
-    if (Has(TextOfDirectory(in.etc_dir + "/pam.d"), "pam_slurm_adopt") &&
+    if (Has(Uncommented(TextOfDirectory(in.etc_dir + "/pam.d")), "pam_slurm_adopt") &&
         !Has(TextOf(in.etc_dir + "/ld.so.preload"), "libvgpu.so"))
       found.warnings.push_back(
           "this node's PAM adopts ssh sessions into jobs (pam_slurm_adopt), which get no TaskProlog, SPANK or "

@@ -96,6 +96,8 @@ class EnforcementCheckTest : public CppUnit::TestFixture {
     etc_->Write("ld.so.preload", "/usr/lib/x86_64-linux-gnu/slurm-vgpu/libvgpu.so\n");
     CPPUNIT_ASSERT(Check(conf, true).warnings.empty());
     // spank_vgpu.so loaded from plugstack.conf (or a file of plugstack.conf.d).
+    dir_->Write("plugstack.conf", "# required /usr/lib/slurm/spank_vgpu.so\n");
+    CPPUNIT_ASSERT(Any(Check(conf).notes, "nothing loads libvgpu.so"));  // commented out
     dir_->Write("plugstack.conf", "required /usr/lib/slurm/spank_vgpu.so\n");
     f = Check(conf);
     CPPUNIT_ASSERT(f.warnings.empty() && f.notes.empty());
@@ -113,6 +115,8 @@ class EnforcementCheckTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT(Any(Check(contain).notes, "pam_slurm_adopt"));
     CPPUNIT_ASSERT(Check(contain, true).warnings.empty());  // this node's PAM adopts nothing
     CPPUNIT_ASSERT_EQUAL(0, mkdir((etc_->path() + "/pam.d").c_str(), 0755));
+    etc_->Write("pam.d/sshd", "  # account required pam_slurm_adopt.so (not yet)\n");  // a comment adopts nothing
+    CPPUNIT_ASSERT(Check(contain, true).warnings.empty());
     etc_->Write("pam.d/sshd", "account required pam_slurm_adopt.so action_no_jobs=deny\n");
     CPPUNIT_ASSERT(Any(Check(contain, true).warnings, "adopts ssh sessions"));
     etc_->Write("ld.so.preload", "/usr/lib/x86_64-linux-gnu/slurm-vgpu/libvgpu.so\n");
