@@ -13,6 +13,7 @@
 
 #include "jobs/job_identity.h"
 #include "jobs/job_run_dir.h"
+#include "slice_lock.h"
 #include "util/read_file.h"
 #include "util/text.h"
 
@@ -75,13 +76,19 @@ Status CutSlices(const NodeContext& ctx, const JobAllocation& job, JobLimits* li
       with.back().job_device = limit.index;
       return WriteSlices(ctx.run_dir, job.job_id, with);
     };
-    auto slice = driver->Create(parent, *profile, record_partial);
+    Result<HardwareSlice> slice = Status::Error("");
+    {
+      SliceLock lock(ctx.run_dir, parent);
+      if (!lock.ok()) return lock.status();
+      slice = driver->Create(parent, *profile, record_partial);
+    }
     if (!slice.ok()) return Status::Error(slice.message());
     slice->job_device = limit.index;
     made.push_back(*slice);
     // The whole slice on record at once.
     Status recorded = WriteSlices(ctx.run_dir, job.job_id, made);
     if (!recorded.ok()) {
+      SliceLock lock(ctx.run_dir, parent);
       driver->Destroy(*slice);
       made.pop_back();
       return recorded;
@@ -138,7 +145,8 @@ Status TearDownJob(const NodeContext& ctx, uint32_t job_id) {
         }
         driver = std::move(opened).value();
       }
-      Status gone = driver->Destroy(s);
+      SliceLock lock(ctx.run_dir, s.parent);
+      Status gone = lock.ok() ? driver->Destroy(s) : lock.status();
       if (!gone.ok()) {
         note(gone.message());
         left.push_back(s);

@@ -7,14 +7,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "ended_jobs.h"
 #include "job_setup.h"
 #include "job_usage.h"
+#include "slice_lock.h"
 #include "jobs/job_allocation.h"
 #include "jobs/job_identity.h"
 #include "jobs/job_limits.h"
@@ -62,6 +65,9 @@ struct SliceLog {
   int creates = 0, destroys = 0;
   int fail_create_at = -1;
   bool fail_destroy = false;
+  // Create calls under way at once, and the most there were (SliceLock).
+  int create_sleep_ms = 0;
+  std::atomic<int> in_create{0}, most_at_once{0};
 };
 
 class FakeSlicer : public vgpu::SliceDriver {
@@ -69,6 +75,15 @@ class FakeSlicer : public vgpu::SliceDriver {
   FakeSlicer(std::string vendor, SliceLog* log) : vendor_(std::move(vendor)), log_(log) {}
   vgpu::Result<HardwareSlice> Create(const std::string& parent, const vgpu::SliceProfile& profile,
                                      const MadeSoFar& /*made_so_far*/) override {
+    const int now = ++log_->in_create;
+    for (int most = log_->most_at_once; now > most && !log_->most_at_once.compare_exchange_weak(most, now);) {
+    }
+    if (log_->create_sleep_ms > 0) usleep(static_cast<useconds_t>(log_->create_sleep_ms) * 1000);
+    auto result = CreateNow(parent, profile);
+    --log_->in_create;
+    return result;
+  }
+  vgpu::Result<HardwareSlice> CreateNow(const std::string& parent, const vgpu::SliceProfile& profile) {
     ++log_->creates;
     if (static_cast<int>(log_->live.size()) == log_->fail_create_at)
       return vgpu::Result<HardwareSlice>::Error("fake: no room for " + profile.name + " on " + parent);
@@ -131,6 +146,7 @@ class JobSetupTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(LimitsNameDevicesByVendorId);
   CPPUNIT_TEST(SetUpAndTearDownWithoutSlices);
   CPPUNIT_TEST(EveryJobsSluidTied);
+  CPPUNIT_TEST(SlicingOneAtATimePerDevice);
   CPPUNIT_TEST(SlicesMadeRecordedAndDestroyed);
   CPPUNIT_TEST(FailedSliceLeavesNothing);
   CPPUNIT_TEST(UndestroyedSliceStaysOnRecord);
@@ -266,6 +282,41 @@ class JobSetupTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT_EQUAL(80u, *vgpu::JobOfSluid(node.ctx.run_dir, "s0000000000080", vgpu::UserNamespace::kHost));
     CPPUNIT_ASSERT(vgpu::TearDownJob(node.ctx, 80).ok());
     CPPUNIT_ASSERT(vgpu::TiedJobs(node.ctx.run_dir).empty());
+  }
+
+  void SlicingOneAtATimePerDevice() {
+    // Two prologs slicing the same GPU at the same moment: the vendor calls
+    // come one after the other (SliceLock), the jobs both get their slice.
+    Node node("nvidia-a100-80g");
+    node.log.create_sleep_ms = 100;
+    auto one_device = [](const char* id) {
+      Env env = A100Job();
+      env["SLURM_JOB_ID"] = id;
+      env["VGPU_DEVICES"] = "0";
+      env["VGPU_DEVICE_FILES"] = "/dev/nvidia0";
+      env["VGPU_SHARES"] = "10";
+      env["VGPU_MEMORY_QUOTA"] = "8589934592";
+      env["VGPU_TYPES"] = "nvidia";
+      env["VGPU_MODELS"] = "nvidia-a100-80g";
+      env["VGPU_UUIDS"] = "GPU-a";
+      return env;
+    };
+    Env env_a = one_device("81"), env_b = one_device("82");
+    auto a = JobAllocation::FromEnvironment(Lookup(env_a));
+    auto b = JobAllocation::FromEnvironment(Lookup(env_b));
+    CPPUNIT_ASSERT(a.ok() && b.ok());
+    vgpu::Status st_a, st_b;
+    std::thread ta([&] { st_a = vgpu::SetUpJob(node.ctx, *a); });
+    std::thread tb([&] { st_b = vgpu::SetUpJob(node.ctx, *b); });
+    ta.join();
+    tb.join();
+    CPPUNIT_ASSERT_MESSAGE(st_a.message(), st_a.ok());
+    CPPUNIT_ASSERT_MESSAGE(st_b.message(), st_b.ok());
+    CPPUNIT_ASSERT_EQUAL(2, node.log.creates);
+    CPPUNIT_ASSERT_EQUAL(1, node.log.most_at_once.load());
+    CPPUNIT_ASSERT(node.Exists(vgpu::SliceLock::PathFor(node.ctx.run_dir, "GPU-a")));
+    CPPUNIT_ASSERT(vgpu::TearDownJob(node.ctx, 81).ok() && vgpu::TearDownJob(node.ctx, 82).ok());
+    CPPUNIT_ASSERT(node.log.live.empty());
   }
 
   void SlicesMadeRecordedAndDestroyed() {
