@@ -8,19 +8,18 @@
 #include <cerrno>
 #include <cstring>
 
+#include "util/text.h"
+
 namespace vgpu {
 namespace {
 
 // "<prefix><digits>" with 1-10 digits whose value is 1..max; 0 otherwise.
 uint64_t NumberAfter(const std::string& text, const std::string& prefix, uint64_t max) {
-  if (text.size() <= prefix.size() || text.size() > prefix.size() + 10 || text.compare(0, prefix.size(), prefix) != 0)
-    return 0;
   uint64_t n = 0;
-  for (size_t i = prefix.size(); i < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9') return 0;
-    n = n * 10 + static_cast<uint64_t>(text[i] - '0');
-  }
-  return n <= max ? n : 0;
+  if (text.size() <= prefix.size() || text.size() > prefix.size() + 10 || text.compare(0, prefix.size(), prefix) != 0 ||
+      !ParseU64(text.substr(prefix.size()), max, &n))
+    return 0;
+  return n;
 }
 
 bool EndsWith(const std::string& text, const std::string& tail) {

@@ -60,7 +60,8 @@ std::string OciCgroupsPath(const std::string& proc_cgroup_text, bool unified, co
 std::string BundleArgument(const std::vector<std::string>& args);
 
 // The environment of config.json's process ("NAME=VALUE" items) as a
-// lookup, for TaskExportsForJob.
+// lookup, for TaskExportsForJob: the value is copied into *storage, so the
+// pointer lasts until the next lookup with the same storage.
 const char* OciEnvLookup(const Json::Value& config, const char* name, std::string* storage);
 
 }  // namespace vgpu

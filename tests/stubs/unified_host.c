@@ -77,34 +77,20 @@ static mode_t mode_arg(int flags, va_list ap) {
 	return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
 }
 
-int open(const char *path, int flags, ...) {
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = mode_arg(flags, ap);
-	va_end(ap);
-	return open_filtered(AT_FDCWD, path, flags, mode);
-}
-int open64(const char *path, int flags, ...) {
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = mode_arg(flags, ap);
-	va_end(ap);
-	return open_filtered(AT_FDCWD, path, flags, mode);
-}
-int openat(int dirfd, const char *path, int flags, ...) {
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = mode_arg(flags, ap);
-	va_end(ap);
-	return open_filtered(dirfd, path, flags, mode);
-}
-int openat64(int dirfd, const char *path, int flags, ...) {
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = mode_arg(flags, ap);
-	va_end(ap);
-	return open_filtered(dirfd, path, flags, mode);
-}
+/* The body of each variadic open: its mode argument, then open_filtered. */
+#define OPEN_FILTERED(dirfd)                          \
+	do {                                          \
+		va_list ap;                           \
+		va_start(ap, flags);                  \
+		mode_t mode = mode_arg(flags, ap);    \
+		va_end(ap);                           \
+		return open_filtered(dirfd, path, flags, mode); \
+	} while (0)
+
+int open(const char *path, int flags, ...) { OPEN_FILTERED(AT_FDCWD); }
+int open64(const char *path, int flags, ...) { OPEN_FILTERED(AT_FDCWD); }
+int openat(int dirfd, const char *path, int flags, ...) { OPEN_FILTERED(dirfd); }
+int openat64(int dirfd, const char *path, int flags, ...) { OPEN_FILTERED(dirfd); }
 int __open_2(const char *path, int flags) { return open_filtered(AT_FDCWD, path, flags, 0); }
 int __open64_2(const char *path, int flags) { return open_filtered(AT_FDCWD, path, flags, 0); }
 
