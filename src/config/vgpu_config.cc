@@ -117,9 +117,10 @@ Status VgpuConfigFile::Refresh() {
   if (seen_ && now == identity_) return Status::Ok();
   identity_ = now;  // a mistake is reported once, not at every call
   seen_ = true;
-  auto loaded = VgpuConfig::Load(path_, VgpuConfig());
+  auto loaded = VgpuConfig::Load(path_, defaults_);
   if (!loaded.ok()) return Status::Error(loaded.message() + "; keeping the configuration read before");
   config_ = *loaded;
+  ++generation_;
   return Status::Ok();
 }
 

@@ -67,7 +67,9 @@ std::string BesideSlurmConf(const std::string& slurm_conf, const std::string& fi
 // the plugin that reads it.
 class VgpuConfigFile {
  public:
-  explicit VgpuConfigFile(std::string path) : path_(std::move(path)) {}
+  // `defaults`: what the file does not set (all of it while it is missing).
+  explicit VgpuConfigFile(std::string path, VgpuConfig defaults = VgpuConfig())
+      : path_(std::move(path)), defaults_(defaults), config_(std::move(defaults)) {}
 
   // Reads the file again if it changed since the last call. OK: config()
   // is what it says now. An error (a mistake in the file, reported by the
@@ -75,10 +77,15 @@ class VgpuConfigFile {
   // before any).
   Status Refresh();
   const VgpuConfig& config() const { return config_; }
+  // Counts the reads that changed config(): a holder of something built
+  // from it rebuilds when this moves.
+  uint64_t generation() const { return generation_; }
 
  private:
   std::string path_;
+  VgpuConfig defaults_;
   VgpuConfig config_;
+  uint64_t generation_ = 0;
   bool seen_ = false;
   struct Identity {
     uint64_t inode = 0, size = 0;

@@ -103,6 +103,26 @@ class ObjectReader {
     return v.asUInt();
   }
 
+  // Non-negative integers below `limit`; absent: empty.
+  std::vector<uint32_t> IndexList(const char* key, uint32_t limit) {
+    std::vector<uint32_t> out;
+    if (failed() || !obj_.isMember(key)) return out;
+    const Json::Value& v = obj_[key];
+    if (!v.isArray() || v.empty()) {
+      Fail(key, "must be a non-empty array of integers");
+      return out;
+    }
+    for (Json::ArrayIndex i = 0; i < v.size(); ++i) {
+      if (v[i].isBool() || !v[i].isUInt() || v[i].asUInt() >= limit) {
+        Fail(std::string(key) + "[" + std::to_string(i) + "]",
+             "must be an integer from 0 to " + std::to_string(limit - 1));
+        return {};
+      }
+      out.push_back(v[i].asUInt());
+    }
+    return out;
+  }
+
   std::vector<std::string> StringList(const char* key, bool required) {
     std::vector<std::string> out;
     if (failed()) return out;
@@ -135,8 +155,8 @@ class ObjectReader {
 
 const std::set<std::string> kModelKeys = {
     "id", "vendor", "gres_type", "names", "memory_bytes", "compute_units", "compute_unit_name",
-    "device_file", "shared_files", "visible_devices_env", "discovery", "profiles"};
-const std::set<std::string> kProfileKeys = {"name", "shares", "memory_bytes", "compute_units"};
+    "device_file", "shared_files", "visible_devices_env", "discovery", "slice_slots", "profiles"};
+const std::set<std::string> kProfileKeys = {"name", "shares", "memory_bytes", "compute_units", "slots", "starts"};
 const std::set<std::string> kDiscoveryValues = {"nvml", "dcmi", "rocm-smi", "none"};
 
 Result<ChipModel> ParseModelValue(const Json::Value& root, const std::string& source) {
@@ -164,6 +184,11 @@ Result<ChipModel> ParseModelValue(const Json::Value& root, const std::string& so
   if (!r.failed() && kDiscoveryValues.count(m.discovery) == 0) {
     r.Fail("discovery", "must be one of \"nvml\", \"dcmi\", \"rocm-smi\", \"none\"");
   }
+  if (!r.failed() && r.Has("slice_slots")) {
+    m.slice_slots = r.PositiveU32("slice_slots");
+    if (!r.failed() && m.slice_slots > kMaxSliceSlots)
+      r.Fail("slice_slots", "must be at most " + std::to_string(kMaxSliceSlots));
+  }
   if (!r.failed() && r.Has("profiles")) {
     const Json::Value& list = root["profiles"];
     if (!list.isArray()) r.Fail("profiles", "must be an array of objects");
@@ -186,6 +211,18 @@ Result<ChipModel> ParseModelValue(const Json::Value& root, const std::string& so
       }
       if (!pr.failed() && p.compute_units > m.compute_units) {
         pr.Fail("compute_units", "must not exceed the model's compute_units");
+      }
+      // Where the profile's slices may sit: only with the model's slots.
+      if (!pr.failed() && (pr.Has("slots") || pr.Has("starts")) && m.slice_slots == 0)
+        pr.Fail(pr.Has("slots") ? "slots" : "starts", "needs the model's \"slice_slots\"");
+      if (!pr.failed() && m.slice_slots > 0) {
+        p.slots = pr.PositiveU32("slots");
+        p.starts = pr.IndexList("starts", m.slice_slots);
+        if (!pr.failed() && p.starts.empty()) pr.Fail("starts", "is missing (the model has \"slice_slots\")");
+        for (uint32_t start : p.starts)
+          if (!pr.failed() && start + p.slots > m.slice_slots)
+            pr.Fail("starts", "start " + std::to_string(start) + " with " + std::to_string(p.slots) +
+                                  " slots goes past the model's " + std::to_string(m.slice_slots) + " slice_slots");
       }
       if (pr.failed()) return Result<ChipModel>::Error(pr.error());
       m.profiles.push_back(std::move(p));

@@ -14,10 +14,20 @@
 //   "shared_files": ["/dev/nvidiactl", ...], // optional
 //   "visible_devices_env": "CUDA_VISIBLE_DEVICES",
 //   "discovery": "nvml",                     // "nvml" | "dcmi" | "rocm-smi" | "none"
+//   "slice_slots": 8,                        // optional: the device's slicing positions
 //   "profiles": [                            // optional hardware slices (MIG, vNPU)
-//     {"name": "1g.10gb", "shares": 14, "memory_bytes": 10737418240, "compute_units": 16}
+//     {"name": "1g.10gb", "shares": 14, "memory_bytes": 10737418240, "compute_units": 16,
+//      "slots": 1, "starts": [0, 1, 2, 3, 4, 5, 6]}
 //   ]
 // }
+//
+// slice_slots (at most 64) is what slurmctld needs to know which slices still
+// fit a device (slice_geometry.h): the positions a slice occupies, NVML's MIG
+// placement units (memory slices) or, for a chip whose slices can sit
+// anywhere, one per smallest slice. With it every profile gives `slots`
+// (how many it occupies) and `starts` (the first slot of each position it
+// may take); without it, profiles have neither and only vgpu-prolog knows
+// whether a slice fits.
 #ifndef VGPU_DEVICES_CHIP_CATALOG_H_
 #define VGPU_DEVICES_CHIP_CATALOG_H_
 
@@ -29,11 +39,15 @@
 
 namespace vgpu {
 
+constexpr uint32_t kMaxSliceSlots = 64;
+
 struct SliceProfile {
   std::string name;
   uint32_t shares = 0;  // of 100
   uint64_t memory_bytes = 0;
   uint32_t compute_units = 0;
+  uint32_t slots = 0;            // slots occupied; 0 without the model's slice_slots
+  std::vector<uint32_t> starts;  // first slot of each allowed position
 };
 
 struct ChipModel {
@@ -48,6 +62,7 @@ struct ChipModel {
   std::vector<std::string> shared_files;
   std::string visible_devices_env;
   std::string discovery;
+  uint32_t slice_slots = 0;  // 0: slice positions not described
   std::vector<SliceProfile> profiles;
   std::string source;  // path of the file it came from, for messages
 };

@@ -1,5 +1,7 @@
 #include "devices/device_table.h"
 
+#include <algorithm>
+
 #include <json/json.h>
 
 #include <cstdint>
@@ -29,18 +31,21 @@ int DeviceTable::DeviceOfBit(uint32_t bit) const {
 std::vector<DeviceShare> DeviceTable::Split(const std::vector<uint32_t>& bits,
                                             size_t* stray) const {
   std::vector<uint32_t> per_device(devices_.size(), 0);
+  std::vector<uint32_t> lowest(devices_.size(), UINT32_MAX);
   size_t lost = 0;
   for (uint32_t bit : bits) {
     int d = DeviceOfBit(bit);
-    if (d < 0)
+    if (d < 0) {
       ++lost;
-    else
+    } else {
       ++per_device[d];
+      lowest[d] = std::min(lowest[d], bit - devices_[d].first_bit);
+    }
   }
   if (stray) *stray = lost;
   std::vector<DeviceShare> out;
   for (size_t i = 0; i < per_device.size(); ++i)
-    if (per_device[i]) out.push_back({i, per_device[i]});
+    if (per_device[i]) out.push_back({i, per_device[i], lowest[i]});
   return out;
 }
 

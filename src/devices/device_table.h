@@ -24,6 +24,7 @@ struct ShareDevice {
 struct DeviceShare {
   size_t device = 0;  // index into DeviceTable::devices()
   uint32_t shares = 0;
+  uint32_t first_share = 0;  // the lowest share held, counted from the device's first bit
 };
 
 class DeviceTable {

@@ -184,19 +184,6 @@ Result<std::vector<HardwareSlice>> ParseSlices(const std::string& text, const st
   return out;
 }
 
-const SliceProfile* ProfileForShares(const ChipModel& model, uint32_t shares, uint32_t shares_per_device) {
-  if (shares == 0 || shares_per_device == 0) return nullptr;
-  const SliceProfile* best = nullptr;
-  for (const SliceProfile& p : model.profiles) {
-    // p.shares/100 >= shares/shares_per_device, in integers.
-    if (static_cast<uint64_t>(p.shares) * shares_per_device < static_cast<uint64_t>(shares) * 100) continue;
-    if (best == nullptr || p.shares < best->shares ||
-        (p.shares == best->shares && p.memory_bytes < best->memory_bytes))
-      best = &p;
-  }
-  return best;
-}
-
 std::string JobSlicesPath(const std::string& run_dir, uint32_t job_id) {
   return JobRunDir(run_dir, job_id) + ".slices";
 }

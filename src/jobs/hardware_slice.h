@@ -26,10 +26,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "devices/chip_catalog.h"
+#include "devices/slice_geometry.h"
 #include "util/status.h"
 
 namespace vgpu {
@@ -60,11 +62,16 @@ class SliceDriver {
   virtual ~SliceDriver() = default;
   // Creates a slice of `profile` on device `parent`. An error names the device, the profile, the driver's error and what to do.
   Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile) {
-    return Create(parent, profile, MadeSoFar());
+    return Create(parent, profile, std::nullopt, MadeSoFar());
   }
-  // The same, reporting partial progress to `made_so_far` (may be empty).
+  Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile, const MadeSoFar& made_so_far) {
+    return Create(parent, profile, std::nullopt, made_so_far);
+  }
+  // The same at slot `start` of the device (slice_geometry.h: where
+  // slurmctld placed the job; nullopt: where the driver likes), reporting
+  // partial progress to `made_so_far` (may be empty).
   virtual Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile,
-                                       const MadeSoFar& made_so_far) = 0;
+                                       std::optional<uint32_t> start, const MadeSoFar& made_so_far) = 0;
   // Destroys it; a slice (or parent) that is already gone is success (idempotent).
   virtual Status Destroy(const HardwareSlice& slice) = 0;
 };
@@ -73,7 +80,10 @@ class SliceDriver {
 //
 // MIG contract: Create needs MIG mode enabled on the GPU; it maps the catalog
 // profile to the GPU instance profile with the slice count of the name ("Ng")
-// and a memory size within 15% of the catalog's, creates the GPU instance and
+// and a memory size within 15% of the catalog's, creates the GPU instance
+// (with a `start`: at the driver's possible placement starting there, an
+// error naming the catalog file when the driver offers none; drivers
+// without nvmlDeviceCreateGpuInstanceWithPlacement place it themselves) and
 // one compute instance spanning it, and returns the MIG device's UUID. A
 // failure after the GPU instance exists undoes what was made. Once the GPU
 // instance exists, made_so_far gets a partial slice: its instance, no
@@ -86,7 +96,7 @@ class SliceDriver {
 //
 // vNPU contract: `parent` is the physical id, mapped to DCMI's (card, device)
 // by enumeration; the template name is the profile name; the vdev id is
-// chosen by the driver. Destroy treats DCMI_ERR_CODE_DEVICE_NOT_EXIST
+// chosen by the driver, and so is where the vNPU sits (`start` unused). Destroy treats DCMI_ERR_CODE_DEVICE_NOT_EXIST
 // (-8008) as already gone.
 Result<std::unique_ptr<SliceDriver>> OpenMigDriver(const std::string& library = "");
 Result<std::unique_ptr<SliceDriver>> OpenVnpuDriver(const std::string& library = "");
@@ -105,10 +115,6 @@ std::string JobSlicesPath(const std::string& run_dir, uint32_t job_id);
 // The slices on record for the job (none when there is no record).
 Result<std::vector<HardwareSlice>> JobSlices(const std::string& run_dir, uint32_t job_id);
 
-// The smallest profile of `model` whose shares (catalog profiles are "of 100") cover `shares` out of `shares_per_device`; null when none does.
-// "Smallest" is fewest shares, then least memory, then catalog order. Null
-// too when `shares` or `shares_per_device` is 0.
-const SliceProfile* ProfileForShares(const ChipModel& model, uint32_t shares, uint32_t shares_per_device);
 
 }  // namespace vgpu
 

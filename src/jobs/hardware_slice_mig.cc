@@ -29,6 +29,8 @@ constexpr unsigned int kMaxGpuInstanceProfiles = 32;
 constexpr unsigned int kMaxComputeInstanceProfiles = 16;
 // Compute instances a GPU instance can hold (one per slice of a 7g/8g one).
 constexpr unsigned int kMaxComputeInstances = 8;
+// Placements a GPU instance profile can have (one per memory slice).
+constexpr unsigned int kMaxPlacements = 16;
 
 typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
 typedef struct nvmlComputeInstance_st* nvmlComputeInstance_t;
@@ -96,6 +98,11 @@ struct Nvml : NvmlSession {
   Entry<nvmlReturn_t (*)(nvmlGpuInstance_t)> destroy_gi{lib, "nvmlGpuInstanceDestroy"};
   // Optional: nvidia-smi -i then takes the GPU's UUID instead of its index.
   Entry<nvmlReturn_t (*)(nvmlDevice_t, unsigned int*)> get_index{lib, "nvmlDeviceGetIndex", kOptional};
+  // Optional (drivers from R470): instances where slurmctld placed them.
+  Entry<nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpuInstancePlacement_t*, unsigned int*)> gi_placements{
+      lib, "nvmlDeviceGetGpuInstancePossiblePlacements_v2", kOptional};
+  Entry<nvmlReturn_t (*)(nvmlDevice_t, unsigned int, const nvmlGpuInstancePlacement_t*, nvmlGpuInstance_t*)>
+      create_gi_placed{lib, "nvmlDeviceCreateGpuInstanceWithPlacement", kOptional};
 };
 // -----------------------------------------------------------------------------
 
@@ -117,11 +124,15 @@ class MigDriver : public slice_internal::VendorSliceDriver<Nvml> {
   }
 
   Status Start() override;
-  Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile,
+  Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile, std::optional<uint32_t> start,
                                const MadeSoFar& made_so_far) override;
   Status Destroy(const HardwareSlice& slice) override;
 
  private:
+  // The driver's placement of GPU instance profile `id` that begins at
+  // `start`; nullopt in the value when the driver has no placement calls.
+  Result<std::optional<nvmlGpuInstancePlacement_t>> PlacementAt(nvmlDevice_t dev, unsigned int id, uint32_t start,
+                                                                const SliceProfile& profile) const;
   struct MigDevice {
     unsigned int ci = 0;
     std::string uuid;
@@ -195,8 +206,30 @@ std::string MigDriver::Undo(nvmlGpuInstance_t gi, nvmlComputeInstance_t ci, cons
          " -lgi lists it, remove it with -dci and -dgi";
 }
 
+Result<std::optional<nvmlGpuInstancePlacement_t>> MigDriver::PlacementAt(nvmlDevice_t dev, unsigned int id,
+                                                                          uint32_t start,
+                                                                          const SliceProfile& profile) const {
+  using R = Result<std::optional<nvmlGpuInstancePlacement_t>>;
+  if (api_.gi_placements == nullptr || api_.create_gi_placed == nullptr)
+    return std::optional<nvmlGpuInstancePlacement_t>();
+  nvmlGpuInstancePlacement_t placements[kMaxPlacements] = {};
+  unsigned int count = kMaxPlacements;
+  const nvmlReturn_t rc = api_.gi_placements(dev, id, placements, &count);
+  if (rc != NVML_SUCCESS) return R::Error(Failed("nvmlDeviceGetGpuInstancePossiblePlacements_v2", rc));
+  std::string offered;
+  for (unsigned int i = 0; i < count && i < kMaxPlacements; ++i) {
+    if (placements[i].start == start && placements[i].size == profile.slots)
+      return std::optional<nvmlGpuInstancePlacement_t>(placements[i]);
+    offered += (offered.empty() ? "" : ", ") + std::to_string(placements[i].start) + ":" +
+               std::to_string(placements[i].size);
+  }
+  return R::Error("the driver has no placement of " + std::to_string(profile.slots) + " slots at slot " +
+                  std::to_string(start) + " (it offers start:size " + (offered.empty() ? "none" : offered) +
+                  "); make the profile's \"slots\" and \"starts\" in chips.d match nvidia-smi mig -lgipp");
+}
+
 Result<HardwareSlice> MigDriver::Create(const std::string& parent, const SliceProfile& profile,
-                                        const MadeSoFar& made_so_far) {
+                                        std::optional<uint32_t> start, const MadeSoFar& made_so_far) {
   using R = Result<HardwareSlice>;
   const std::string what = "MIG " + profile.name + " on GPU " + parent + ": ";
   nvmlDevice_t dev = nullptr;
@@ -246,15 +279,23 @@ Result<HardwareSlice> MigDriver::Create(const std::string& parent, const SlicePr
                     std::to_string(want_mb) + " MiB (it offers: " + (offered.empty() ? "none" : offered) +
                     "); make the chips.d profile match nvidia-smi mig -i " + smi + " -lgip");
 
+  std::optional<nvmlGpuInstancePlacement_t> placement;
+  if (start) {
+    auto at = PlacementAt(dev, best->id, *start, profile);
+    if (!at.ok()) return R::Error(what + at.message());
+    placement = *at;
+  }
   nvmlGpuInstance_t gi = nullptr;
-  rc = api_.create_gi(dev, best->id, &gi);
+  const char* create = placement ? "nvmlDeviceCreateGpuInstanceWithPlacement" : "nvmlDeviceCreateGpuInstance";
+  rc = placement ? api_.create_gi_placed(dev, best->id, &*placement, &gi) : api_.create_gi(dev, best->id, &gi);
   if (rc == NVML_ERROR_INSUFFICIENT_RESOURCES)
-    return R::Error(what + Failed("nvmlDeviceCreateGpuInstance", rc) +
+    return R::Error(what + Failed(create, rc) +
+                    (placement ? " at slot " + std::to_string(*start) : std::string()) +
                     ": the GPU's free MIG slices do not fit this profile; nvidia-smi mig -i " + smi +
                     " -lgi lists the instances in place (remove leftovers with -dci/-dgi)");
   if (rc == NVML_ERROR_NO_PERMISSION)
-    return R::Error(what + Failed("nvmlDeviceCreateGpuInstance", rc) + ": MIG instances are made by root");
-  if (rc != NVML_SUCCESS) return R::Error(what + Failed("nvmlDeviceCreateGpuInstance", rc));
+    return R::Error(what + Failed(create, rc) + ": MIG instances are made by root");
+  if (rc != NVML_SUCCESS) return R::Error(what + Failed(create, rc));
 
   // From here on a failure undoes the GPU instance (and compute instance).
   nvmlGpuInstanceInfo_t gi_info = {};

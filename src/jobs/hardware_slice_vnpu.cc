@@ -54,7 +54,7 @@ class VnpuDriver : public slice_internal::VendorSliceDriver<Dcmi> {
 
   Status Start() override;
   // One DCMI call makes the vNPU: there is no partial state to report.
-  Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile,
+  Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile, std::optional<uint32_t> start,
                                const MadeSoFar& made_so_far) override;
   Status Destroy(const HardwareSlice& slice) override;
 };
@@ -75,6 +75,7 @@ bool ParsePhyId(const std::string& text, unsigned int* phy) {
 }
 
 Result<HardwareSlice> VnpuDriver::Create(const std::string& parent, const SliceProfile& profile,
+                                         std::optional<uint32_t> /*start*/,
                                          const MadeSoFar& /*made_so_far*/) {
   using R = Result<HardwareSlice>;
   const std::string what = "vNPU " + profile.name + " on NPU " + parent + ": ";

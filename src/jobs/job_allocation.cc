@@ -75,7 +75,7 @@ Result<JobAllocation> JobAllocation::FromEnvironment(const Getenv& getenv) {
   std::vector<Column> cols = {{"VGPU_DEVICE_FILES", true, {}}, {"VGPU_SHARES", true, {}},
                               {"VGPU_MEMORY_QUOTA", true, {}}, {"VGPU_TYPES", true, {}},
                               {"VGPU_MODELS", false, {}},      {"VGPU_UUIDS", false, {}},
-                              {"VGPU_PCI_BUS_IDS", false, {}}};
+                              {"VGPU_PCI_BUS_IDS", false, {}}, {"VGPU_SHARE_OFFSETS", false, {}}};
   for (Column& c : cols) {
     const char* raw = getenv(c.name);
     if (!raw) {
@@ -104,6 +104,12 @@ Result<JobAllocation> JobAllocation::FromEnvironment(const Getenv& getenv) {
     d.model = cols[4].values[i].empty() ? "unknown" : cols[4].values[i];
     d.uuid = cols[5].values[i];
     d.pci_bus_id = cols[6].values[i];
+    if (!cols[7].values[i].empty()) {
+      if (!ParseU64(cols[7].values[i], out.shares_per_device - 1, &n))
+        return R::Error("VGPU_SHARE_OFFSETS item \"" + cols[7].values[i] + "\" is not 0.." +
+                        std::to_string(out.shares_per_device - 1));
+      d.first_share = static_cast<uint32_t>(n);
+    }
     out.devices.push_back(std::move(d));
   }
   return out;

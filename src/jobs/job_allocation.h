@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct AllocatedDevice {
   uint32_t node_index = 0;  // VGPU_DEVICES: the device's index on the node
   std::string file;         // VGPU_DEVICE_FILES
   uint32_t shares = 0;
+  // VGPU_SHARE_OFFSETS: the lowest share held (of 0..S-1); unset when a
+  // gres_vgpu.so of an earlier release did not say.
+  std::optional<uint32_t> first_share;
   uint64_t memory_quota = 0;  // bytes; 0 = unknown
   std::string type;           // gres type: nvidia, ascend, dcu
   std::string model;          // catalog id, "unknown" when the catalog lacks it

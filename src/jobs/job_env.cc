@@ -26,7 +26,7 @@ EnvVars BuildJobEnv(const DeviceTable& table, const std::vector<DeviceShare>& sh
                     const JobEnvOptions& options) {
   EnvVars env;
   if (shares.empty()) return env;
-  List devices, files, counts, quotas, types, models, uuids, buses;
+  List devices, files, counts, offsets, quotas, types, models, uuids, buses;
   uint64_t on_node = 0;
   bool any_uuid = false, any_bus = false;
   // Visibility variable -> its value, in the order vendors first appear.
@@ -38,6 +38,7 @@ EnvVars BuildJobEnv(const DeviceTable& table, const std::vector<DeviceShare>& sh
     devices.Add(std::to_string(ds.device));
     files.Add(d.files.empty() ? "" : d.files.front());
     counts.Add(std::to_string(ds.shares));
+    offsets.Add(std::to_string(ds.first_share));
     // Shares x memory / S, rounded down so the sum never exceeds the device.
     unsigned __int128 quota = static_cast<unsigned __int128>(d.memory_bytes) * ds.shares / s;
     quotas.Add(std::to_string(static_cast<uint64_t>(quota)));
@@ -60,6 +61,7 @@ EnvVars BuildJobEnv(const DeviceTable& table, const std::vector<DeviceShare>& sh
   env.emplace_back("VGPU_DEVICES", devices.text());
   env.emplace_back("VGPU_DEVICE_FILES", files.text());
   env.emplace_back("VGPU_SHARES", counts.text());
+  env.emplace_back("VGPU_SHARE_OFFSETS", offsets.text());
   env.emplace_back("VGPU_SHARES_ON_NODE", std::to_string(on_node));
   env.emplace_back("VGPU_SHARES_PER_DEVICE", std::to_string(table.shares_per_device()));
   env.emplace_back("VGPU_MEMORY_QUOTA", quotas.text());
@@ -72,7 +74,7 @@ EnvVars BuildJobEnv(const DeviceTable& table, const std::vector<DeviceShare>& sh
 }
 
 std::vector<std::string> JobEnvVariablesToClear() {
-  return {"VGPU_DEVICES",      "VGPU_DEVICE_FILES", "VGPU_SHARES",
+  return {"VGPU_DEVICES",      "VGPU_DEVICE_FILES", "VGPU_SHARES",       "VGPU_SHARE_OFFSETS",
           "VGPU_SHARES_ON_NODE", "VGPU_SHARES_PER_DEVICE", "VGPU_MEMORY_QUOTA",
           "VGPU_TYPES",        "VGPU_MODELS",       "VGPU_UUIDS",
           "VGPU_PCI_BUS_IDS"};

@@ -3,6 +3,9 @@
 //   VGPU_DEVICES            node-local device indices (gres.conf order)
 //   VGPU_DEVICE_FILES       the devices' files
 //   VGPU_SHARES             shares held on each device
+//   VGPU_SHARE_OFFSETS      the lowest share held on each device, counted
+//                           from the device's first (where a slice goes,
+//                           slice_geometry.h)
 //   VGPU_SHARES_ON_NODE     their sum
 //   VGPU_SHARES_PER_DEVICE  S
 //   VGPU_MEMORY_QUOTA       bytes of device memory allowed on each device

@@ -58,6 +58,14 @@ Status CutSlices(const NodeContext& ctx, const JobAllocation& job, JobLimits* li
                            " of " + std::to_string(job.shares_per_device) +
                            " shares; add one to " + model->source +
                            " or remove the model from HardwareSlicing=");
+    // Where slurmctld put the job, when it knows the model's positions and
+    // the job's shares are the lowest of one (else the driver chooses).
+    std::optional<uint32_t> start;
+    if (model->slice_slots && d.first_share) {
+      auto geometry = SliceGeometry::For(*model, job.shares_per_device);
+      if (geometry.ok())
+        if (auto at = geometry->PlacementOf(*d.first_share, d.shares)) start = at->start;
+    }
     const std::string parent = SliceParent(limit.vendor, d, limit);
     if (parent.empty())
       return Status::Error("device " + d.file + " has no " + (limit.vendor == "nvidia" ? "UUID" : "id") +
@@ -80,7 +88,7 @@ Status CutSlices(const NodeContext& ctx, const JobAllocation& job, JobLimits* li
     {
       SliceLock lock(ctx.run_dir, parent);
       if (!lock.ok()) return lock.status();
-      slice = driver->Create(parent, *profile, record_partial);
+      slice = driver->Create(parent, *profile, start, record_partial);
     }
     if (!slice.ok()) return Status::Error(slice.message());
     slice->job_device = limit.index;

@@ -1,5 +1,7 @@
 #include "node_view.h"
 
+#include <algorithm>
+
 namespace vgpu {
 namespace select_pool {
 
@@ -18,7 +20,16 @@ gres_node_state_t* VgpuNodeState(const node_record_t* node) {
   return found;
 }
 
-bool ReadVgpuDevices(const node_record_t* node, VgpuDevices* out) {
+SlotMask VgpuDevices::Taken(size_t t, const bitstr_t* held) const {
+  const SliceGeometry* g = geometry[t];
+  auto* in = const_cast<bitstr_t*>(held ? held : gres->gres_bit_alloc);
+  if (!g || !in) return 0;
+  const int64_t first = bit_ffs(bits[t]);
+  const int64_t size = bit_size(in);
+  return g->Taken([&](uint32_t share) { return first + share < size && bit_test(in, first + share); });
+}
+
+bool ReadVgpuDevices(const node_record_t* node, const SlicedModels* sliced, VgpuDevices* out) {
   *out = VgpuDevices();
   out->gres = VgpuNodeState(node);
   const gres_node_state_t* ns = out->gres;
@@ -37,6 +48,10 @@ bool ReadVgpuDevices(const node_record_t* node, VgpuDevices* out) {
     const char* type = ns->topo_type_name ? ns->topo_type_name[t] : nullptr;
     out->types.push_back(type ? type : "");
     out->free.push_back(size - used);
+    const SliceGeometry* g = nullptr;
+    if (sliced && !sliced->empty() && type) g = sliced->Find(node->features ? node->features : "", type);
+    out->geometry.push_back(g && g->shares_per_device() == size ? g : nullptr);
+    if (out->geometry.back()) out->free.back() = std::min(out->free.back(), g->LargestFit(out->Taken(t)));
   }
   return true;
 }
@@ -89,7 +104,7 @@ Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const C
   return req;
 }
 
-ClusterView::ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tres)
+ClusterView::ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tres, const SlicedModels* sliced)
     : cluster_(shares_per_device) {
   // Refreshes cons_tres's per-node CPU and memory counts; it does the work
   // only when nodes changed since the last call.
@@ -98,7 +113,7 @@ ClusterView::ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tre
   for (int i = 0; i < node_record_count; ++i) {
     const node_record_t* node = node_record_table_ptr[i];
     VgpuDevices devs;
-    if (!node || !ReadVgpuDevices(node, &devs)) continue;
+    if (!node || !ReadVgpuDevices(node, sliced, &devs)) continue;
     if (devs.shares_per_device != shares_per_device) {
       mismatched_.push_back(node->name);
       continue;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cons_tres_ops.h"
+#include "devices/slice_geometry.h"
 #include "placement/placement.h"
 
 namespace vgpu {
@@ -22,8 +23,15 @@ struct VgpuDevices {
   std::vector<bitstr_t*> bits;       // the device's share bits
   std::vector<bitstr_t*> cores;      // its local cores (null: any)
   std::vector<std::string> types;    // Type= of its gres.conf line
-  std::vector<uint32_t> free;        // bits not allocated now
+  // The largest request each device takes now: its free bits, or for a
+  // sliced device (geometry set) the most a free slice position serves.
+  std::vector<uint32_t> free;
+  std::vector<const SliceGeometry*> geometry;  // null: counted in shares
   uint32_t shares_per_device = 0;    // bits per device (all equal)
+
+  // Slice positions of device t in use: its slots with a bit in `held`
+  // (the node's allocation when null).
+  SlotMask Taken(size_t t, const bitstr_t* held = nullptr) const;
 };
 
 uint32_t VgpuPluginId();
@@ -33,8 +41,9 @@ gres_node_state_t* VgpuNodeState(const node_record_t* node);
 
 // False when the node has no vgpu GRES, or its device layout is not known
 // yet (slurmctld restarted and the node has not registered since), or the
-// layout is not ours (devices of different sizes).
-bool ReadVgpuDevices(const node_record_t* node, VgpuDevices* out);
+// layout is not ours (devices of different sizes). `sliced` (may be null)
+// says which devices are counted in slices.
+bool ReadVgpuDevices(const node_record_t* node, const SlicedModels* sliced, VgpuDevices* out);
 
 // The job's vgpu entries of its GRES request (usually one).
 std::vector<gres_job_state_t*> VgpuRequests(const job_record_t* job);
@@ -57,7 +66,7 @@ Request RequestOf(const job_record_t* job, const gres_job_state_t* vgpu, const C
 // be stale, never dangling.
 class ClusterView {
  public:
-  ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tres);
+  ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tres, const SlicedModels* sliced);
 
   const ClusterState& cluster() const { return cluster_; }
   // ClusterState::KeepGenerationsOf on the snapshot.

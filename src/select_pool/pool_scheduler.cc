@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "node_view.h"
+#include "job_ends.h"
 #include "placement/node_ranking.h"
 #include "placement/placement_fgd.h"
 
@@ -95,20 +96,32 @@ std::vector<bool> LocalDevices(const job_record_t* job, int job_node, const Vgpu
   return local;
 }
 
-// Rewrites `select` to `per` free bits of each chosen device.
-void SelectBits(const VgpuDevices& devs, const std::vector<uint32_t>& chosen, uint32_t per,
-                bitstr_t* select) {
+// Rewrites `select` to `per` free bits of each chosen device: on a sliced
+// device, the lowest of the slice position chosen for them (the prolog
+// cuts the slice there); false when a sliced device has no position left.
+bool SelectBits(const VgpuDevices& devs, const std::vector<uint32_t>& chosen, uint32_t per, bitstr_t* select) {
+  std::vector<std::optional<SlicePlacement>> at(chosen.size());
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const SliceGeometry* g = devs.geometry[chosen[i]];
+    if (g && !(at[i] = g->Choose(devs.Taken(chosen[i]), per))) return false;
+  }
   const bitstr_t* alloc = devs.gres->gres_bit_alloc;
   bit_clear_all(select);
-  for (uint32_t d : chosen) {
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    bitstr_t* dev = devs.bits[chosen[i]];
+    if (at[i]) {
+      const int64_t first = bit_ffs(dev) + at[i]->first_share;
+      for (int64_t b = first; b < first + per && b < bit_size(select); ++b) bit_set(select, b);
+      continue;
+    }
     uint32_t taken = 0;
-    bitstr_t* dev = devs.bits[d];
     for (int64_t b = bit_ffs(dev); b >= 0 && b < bit_size(dev) && taken < per; ++b) {
       if (!bit_test(dev, b) || (alloc && bit_test(const_cast<bitstr_t*>(alloc), b))) continue;
       bit_set(select, b);
       ++taken;
     }
   }
+  return true;
 }
 
 // One node's part of one vgpu request of a job, as the engine sees it.
@@ -125,7 +138,7 @@ struct NodePart {
 // Calls fn(NodePart&) for each vgpu request of `job` (with shares per
 // node) and each node set in `nodes`.
 template <typename F>
-void ForEachNodePart(const job_record_t* job, bitstr_t* nodes, bool capacity, F fn) {
+void ForEachNodePart(const job_record_t* job, bitstr_t* nodes, bool capacity, const SlicedModels* sliced, F fn) {
   for (const gres_job_state_t* js : VgpuRequests(job)) {
     if (!js->gres_per_node) continue;
     for (int64_t n = bit_ffs(nodes); n >= 0 && n < bit_size(nodes); ++n) {
@@ -134,7 +147,7 @@ void ForEachNodePart(const job_record_t* job, bitstr_t* nodes, bool capacity, F 
       part.request = js;
       part.node_index = n;
       part.node = node_record_table_ptr[n];
-      part.known = ReadVgpuDevices(part.node, &part.devices);
+      part.known = ReadVgpuDevices(part.node, sliced, &part.devices);
       if (part.known) {
         part.one = OneNode(part.node, part.devices, capacity);
         part.req.shares = static_cast<uint32_t>(js->gres_per_node);
@@ -143,38 +156,6 @@ void ForEachNodePart(const job_record_t* job, bitstr_t* nodes, bool capacity, F 
       fn(part);
     }
   }
-}
-
-// Per running job on node table index `n`: when it is expected to end and
-// how many shares of each of the node's devices it holds.
-std::vector<ShareRelease> RunningShares(int n, const VgpuDevices& devs) {
-  std::vector<ShareRelease> out;
-  if (!&job_list || !job_list) return out;
-  list_itr_t* it = list_iterator_create(job_list);
-  while (auto* job = static_cast<job_record_t*>(list_next(it))) {
-    if (!(IS_JOB_RUNNING(job) || IS_JOB_SUSPENDED(job)) || !job->node_bitmap ||
-        n >= bit_size(job->node_bitmap) || !bit_test(job->node_bitmap, n) || !job->gres_list_alloc)
-      continue;
-    const int offset = bit_set_count_range(job->node_bitmap, 0, n);
-    ShareRelease r;
-    r.time = job->end_time;
-    r.shares.assign(devs.bits.size(), 0);
-    list_itr_t* g = list_iterator_create(job->gres_list_alloc);
-    while (auto* gs = static_cast<gres_state_t*>(list_next(g))) {
-      if (gs->plugin_id != VgpuPluginId() || !gs->gres_data) continue;
-      auto* js = static_cast<gres_job_state_t*>(gs->gres_data);
-      if (!js->gres_bit_alloc || offset >= static_cast<int>(js->node_cnt)) continue;
-      bitstr_t* held = js->gres_bit_alloc[offset];
-      if (!held) continue;
-      for (size_t t = 0; t < devs.bits.size(); ++t)
-        if (bit_size(held) == bit_size(devs.bits[t]))
-          r.shares[t] += static_cast<uint32_t>(bit_overlap(held, devs.bits[t]));
-    }
-    list_iterator_destroy(g);
-    out.push_back(std::move(r));
-  }
-  list_iterator_destroy(it);
-  return out;
 }
 
 }  // namespace
@@ -191,6 +172,18 @@ PoolScheduler::PoolScheduler(const VgpuConfig& config, const ConsTresOps* cons_t
           policy_name_.c_str(), kDefaultPolicy);
     policy_name_ = kDefaultPolicy;
   }
+  if (config.hardware_slicing.empty()) return;
+  auto catalog = ChipCatalog::LoadDirectories(config.chip_catalog_dirs);
+  if (!catalog.ok()) {
+    error("select/cons_tres_pool: %s; devices HardwareSlicing names are counted in shares, not slices",
+          catalog.message().c_str());
+    return;
+  }
+  std::vector<std::string> problems = catalog->problems();
+  sliced_ = SlicedModels(*catalog, shares_per_device_,
+                         [&](const std::string& id, const std::string& type) { return config.SlicesModel(id, type); },
+                         &problems);
+  for (const std::string& p : problems) error("select/cons_tres_pool: %s", p.c_str());
 }
 
 int PoolScheduler::JobTest(job_record_t* job, bitstr_t* bitmap, uint32_t min_nodes, uint32_t req_nodes,
@@ -235,11 +228,11 @@ void PoolScheduler::CorrectStartTime(job_record_t* job, const bitstr_t* nodes) c
   // Far enough that backfill (window: days) plans nothing on it.
   const time_t never = now + 365 * 24 * 3600;
   time_t start = job->start_time;
-  ForEachNodePart(job, const_cast<bitstr_t*>(nodes), false, [&](NodePart& p) {
+  ForEachNodePart(job, const_cast<bitstr_t*>(nodes), false, &sliced_, [&](NodePart& p) {
     const uint32_t s = p.devices.shares_per_device;
     if (!p.known || !ChooseDevicesOnNode(p.one.node(0), p.req, s).empty()) return;
-    const int64_t at = EarliestFit(p.one.node(0), p.req, s,
-                                   RunningShares(static_cast<int>(p.node_index), p.devices), now);
+    const std::vector<HeldUntil> held = RunningHolds(static_cast<int>(p.node_index), p.devices);
+    const int64_t at = EarliestFitAsJobsEnd(p.node, p.devices, p.req, held, now);
     start = std::max<time_t>(start, at < 0 ? never : static_cast<time_t>(at));
   });
   if (start != job->start_time) {
@@ -270,7 +263,7 @@ void PoolScheduler::FilterNodes(const job_record_t* job, bitstr_t* bitmap, bool 
       }
     }
   }
-  ForEachNodePart(job, rest.get(), !run_now, [&](NodePart& p) {
+  ForEachNodePart(job, rest.get(), !run_now, &sliced_, [&](NodePart& p) {
     if (!p.known) {
       // Configured with vgpu but its devices not known since slurmctld
       // started: cons_tres could only pick bits blindly.
@@ -304,7 +297,7 @@ const ClusterView& PoolScheduler::CurrentView() {
   const bool fresh = view_ && last_node_update < view_built_ && now - view_built_ <= 1 &&
                      view_node_count_ == node_record_count && view_table_ == node_record_table_ptr;
   if (fresh) return *view_;
-  ClusterView view(shares_per_device_, cons_tres_);
+  ClusterView view(shares_per_device_, cons_tres_, &sliced_);
   // Nodes unchanged since the last view keep their generation, so the
   // policy's memo of them stays valid.
   if (view_) view.KeepGenerationsOf(*view_);
@@ -433,7 +426,7 @@ int PoolScheduler::PlaceOnDevices(job_record_t* job) {
       bitstr_t* select = js->gres_bit_select[n];
       const node_record_t* node = node_record_table_ptr[n];
       VgpuDevices devs;
-      if (!select || !ReadVgpuDevices(node, &devs)) continue;
+      if (!select || !ReadVgpuDevices(node, &sliced_, &devs)) continue;
       const uint32_t count = static_cast<uint32_t>(bit_set_count(select));
       if (!count) continue;
       ClusterState one = OneNode(node, devs, false);
@@ -449,7 +442,11 @@ int PoolScheduler::PlaceOnDevices(job_record_t* job) {
              "pending", job, node->name, count);
         return ESLURM_NODES_BUSY;
       }
-      SelectBits(devs, chosen, RequestSharesPerDevice(req, devs.shares_per_device), select);
+      if (!SelectBits(devs, chosen, RequestSharesPerDevice(req, devs.shares_per_device), select)) {
+        info("select/cons_tres_pool: %pJ: no slice position of %s is free for %u shares now; job "
+             "stays pending", job, node->name, count);
+        return ESLURM_NODES_BUSY;
+      }
     }
   }
   return SLURM_SUCCESS;

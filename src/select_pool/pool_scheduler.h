@@ -33,7 +33,8 @@ namespace select_pool {
 class PoolScheduler {
  public:
   // `config`: vgpu.conf as read; a policy name the engine does not know
-  // falls back to the default with an error in the log.
+  // falls back to the default with an error in the log; the chip catalog
+  // is read from its ChipCatalogDir for the models it slices.
   PoolScheduler(const VgpuConfig& config, const ConsTresOps* cons_tres);
 
   // cons_tres's job_test for the job at hand, on the nodes of a bitmap; the
@@ -82,6 +83,9 @@ class PoolScheduler {
 
   const ConsTresOps* cons_tres_;
   uint32_t shares_per_device_;
+  // Devices counted in slices (the chip catalog's positions of the models
+  // HardwareSlicing names), read at construction.
+  SlicedModels sliced_;
   std::vector<std::string> type_preference_;
   std::string policy_name_;
   // Built by PolicyFor for the type names of the cluster it was given.

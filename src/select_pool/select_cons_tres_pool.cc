@@ -53,30 +53,37 @@ R Forward(F call) {
 
 // The one scheduler of this slurmctld (Slurm's plugin interface is free
 // functions, so the instance is global); made on the first job_test, so
-// programs that never schedule never read vgpu.conf. Calls are serialised
-// by `g_lock` on top of slurmctld's job and node locks.
+// programs that never schedule never read vgpu.conf, and made again when
+// vgpu.conf changes (vgpu-prolog reads it at every run: HardwareSlicing
+// must mean the same to both). Calls are serialised by `g_lock` on top of
+// slurmctld's job and node locks.
 std::mutex g_lock;
 PoolScheduler* g_scheduler = nullptr;
+vgpu::VgpuConfigFile* g_config = nullptr;
+uint64_t g_built_from = 0;
 
 PoolScheduler* Scheduler() {
-  if (g_scheduler) return g_scheduler;
   const ConsTresOps* ops = ConsTres();
   if (!ops) return nullptr;
-  char* path = get_extra_conf_path(const_cast<char*>("vgpu.conf"));
-  std::string where = path ? path : "vgpu.conf";
-  xfree(path);
-  auto config = vgpu::VgpuConfig::Load(where, vgpu::VgpuConfig());
-  vgpu::VgpuConfig settings;
-  if (config.ok()) {
-    settings = *config;
-  } else {
-    error("select/cons_tres_pool: %s; using the defaults (PlacementPolicy=%s, SharesPerDevice=%u)",
-          config.message().c_str(), settings.placement_policy.c_str(), settings.shares_per_device);
+  if (!g_config) {
+    char* path = get_extra_conf_path(const_cast<char*>("vgpu.conf"));
+    std::string where = path ? path : "vgpu.conf";
+    xfree(path);
+    vgpu::VgpuConfig defaults;
+    defaults.chip_catalog_dirs = VGPU_DEFAULT_CATALOG_DIR;
+    g_config = new vgpu::VgpuConfigFile(where, defaults);
   }
+  vgpu::Status read = g_config->Refresh();
+  if (!read.ok()) error("select/cons_tres_pool: %s", read.message().c_str());
+  if (g_scheduler && g_built_from == g_config->generation()) return g_scheduler;
+  delete g_scheduler;
+  const vgpu::VgpuConfig& settings = g_config->config();
   g_scheduler = new PoolScheduler(settings, ops);
-  info("select/cons_tres_pool: PlacementPolicy=%s SharesPerDevice=%u TypePreference=%zu types",
-       settings.placement_policy.c_str(), settings.shares_per_device,
-       settings.type_preference.size());
+  g_built_from = g_config->generation();
+  info("select/cons_tres_pool: PlacementPolicy=%s SharesPerDevice=%u TypePreference=%zu types "
+       "HardwareSlicing=%zu entries",
+       settings.placement_policy.c_str(), settings.shares_per_device, settings.type_preference.size(),
+       settings.hardware_slicing.size());
   return g_scheduler;
 }
 
@@ -87,6 +94,8 @@ VGPU_EXPORT int fini(void) {
   std::lock_guard<std::mutex> hold(g_lock);
   delete g_scheduler;
   g_scheduler = nullptr;
+  delete g_config;
+  g_config = nullptr;
   return SLURM_SUCCESS;
 }
 

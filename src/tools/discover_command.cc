@@ -133,6 +133,9 @@ Suggestion Suggest(const std::vector<Device>& devices, const std::string& node, 
     for (const Device* d : g.devices) {
       CheckDevice(*d, config, host, &s.warnings);
       if (!d->files.empty()) files.push_back(d->files[0]);
+      if (!d->model_id.empty() && config.SlicesModel(d->model_id, d->gres_type) &&
+          ("," + s.features + ",").find("," + d->model_id + ",") == std::string::npos)
+        s.features += (s.features.empty() ? "" : ",") + d->model_id;
     }
     if (files.empty()) continue;
     s.gres_conf.push_back("NodeName=" + node + " Name=vgpu Type=" + g.type + " File=" + CompressFileRange(files));
@@ -206,6 +209,9 @@ int RunDiscover(const std::vector<std::string>& args, std::ostream& out, std::os
     out << "# gres.conf\n";
     for (const std::string& line : s.gres_conf) out << line << "\n";
     out << "# slurm.conf: on the NodeName=" << o->node_name << " line\nGres=" << s.node_gres << "\n";
+    if (!s.features.empty())
+      out << "# and, among its Features, the models HardwareSlicing slices (slurmctld counts their slices)\n"
+          << "Features=" << s.features << "\n";
   }
   for (const std::string& w : s.warnings) err << "vgpuctl discover: warning: " << w << "\n";
   if (found.devices.empty()) err << "vgpuctl discover: no device found (the notes above say which library is missing)\n";

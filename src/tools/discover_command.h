@@ -42,6 +42,10 @@ struct HostFacts {
 struct Suggestion {
   std::vector<std::string> gres_conf;  // "NodeName=n1 Name=vgpu Type=nvidia File=/dev/nvidia[0-3]"
   std::string node_gres;               // "vgpu:nvidia:400,vgpu:dcu:400" for slurm.conf's Gres=
+  // The models HardwareSlicing slices here ("nvidia-a100-80g"), for the
+  // node's slurm.conf Features: slurmctld counts their devices in slices
+  // only where it knows the model (slice_geometry.h, SlicedModels).
+  std::string features;
   std::vector<std::string> warnings;   // each names the device, the problem and the fix
 };
 

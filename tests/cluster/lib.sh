@@ -689,11 +689,14 @@ comm_params() {
 # node_line NODE GRES: the slurm.conf line of one simulated node. n1 has two
 # sockets of one core, since its devices are local to CPU 0 or CPU 1
 # (t_local_devices), and Slurm 24.11 on refuses a device whose Cores= covers
-# part of a socket.
+# part of a socket. Features name the node's chip models, as vgpuctl
+# discover prints them: slurmctld learns from them which devices
+# HardwareSlicing slices (t_mig_at_capacity).
 node_line() {
-	local layout=
+	local layout= features
 	[ "${NODE_SHAPE[$1]}" = n1 ] && layout=" SocketsPerBoard=2 CoresPerSocket=1"
-	echo "NodeName=$1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=${NODE_PORT[$1]}$layout Gres=$2"
+	features=$(device_table | awk -v n="$1" '$1 == n { print $2 }' | sort -u | paste -sd,)
+	echo "NodeName=$1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=${NODE_PORT[$1]}$layout Features=$features Gres=$2"
 }
 
 # write_vgpu_conf DIR CATALOG_DIR INVENTORY_PATTERN [SHARES]

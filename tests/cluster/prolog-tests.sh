@@ -344,6 +344,52 @@ t_mig_slices() {
 	expect "slice in sacct" "$(json_get "$(admin_comment "$id")" "j['nodes']['n3']['devices'][0].get('slice')")" 1g.10gb
 }
 
+# MIG at capacity: sixteen 10-share jobs on n3, whose two A100s hold seven
+# 1g.10gb instances each. slurmctld counts the slices (n3's Features name
+# the model; the positions are in the jobs' share bits), so fourteen run
+# at once, each in an instance of its own, and two wait for a slice: none
+# fails, n3 stays in service, and will-run (sbatch --test-only) waits for
+# a slice too. When they have all ended no instance is left. Last, a job
+# of a whole GPU gets the 7g.80gb instance.
+t_mig_at_capacity() {
+	local ids=() id i running pending when mig
+	trap 'restore_slicing; touch "$RUN/mig-release"; scancel ${ids[*]} 2>/dev/null || true' EXIT
+	with_slicing nvidia-a100-80g
+	rm -f "$RUN/mig-release"
+	for i in $(seq 16); do
+		ids+=("$(submit -w n3 -p share --mem=64 -t 5 --gres=vgpu:nvidia:10 --wrap \
+			"echo \$CUDA_VISIBLE_DEVICES >$RUN/\$SLURM_JOB_ID.dev; while [ ! -e $RUN/mig-release ]; do sleep 1; done")")
+	done
+	wait_for 90 "14 of the jobs to run" sh -c "[ \$(squeue -h -t R -j $(IFS=,; echo "${ids[*]}") | wc -l) -ge 14 ]" ||
+		fail "running: $(squeue -h -j "$(IFS=,; echo "${ids[*]}")" -o '%i %T %r' | tr '\n' ';') n3: $(sinfo -h -n n3 -o '%t %E')"
+	sleep 3 # a scheduling pass or two: no fifteenth may start
+	running=$(squeue -h -t R -j "$(IFS=,; echo "${ids[*]}")" | wc -l)
+	pending=$(squeue -h -t PD -j "$(IFS=,; echo "${ids[*]}")" -o %r | tr '\n' ';')
+	expect "jobs running on n3's fourteen slices" "$running" 14
+	# Two waiting, as for any full node (Resources; the other, which named
+	# n3, ReqNodeNotAvail or Priority), neither held nor failed.
+	[[ $pending =~ ^[^\;]+\;[^\;]+\;$ && ! $pending =~ [Hh]eld|[Ff]ail ]] ||
+		fail "jobs waiting: '$pending' (expected two, for a slice)"
+	expect "MIG instances in place" "$(grep -c 'uuid=MIG-' "$LAB/hw/mig-n3")" 14
+	[[ $(sinfo -h -n n3 -o %t) != drain* ]] || fail "n3 drained: $(sinfo -h -n n3 -o %E)"
+	when=$(sbatch --test-only -w n3 -p share --mem=64 -t 5 --gres=vgpu:nvidia:10 --wrap true 2>&1 |
+		sed -n 's/.* to start at \([^ ]*\) .*/\1/p')
+	[ -n "$when" ] && [ "$(date -d "$when" +%s)" -gt $(($(date +%s) + 120)) ] ||
+		fail "will-run says a 10-share job starts on full n3 at '${when:-?}' (now $(date +%FT%T))"
+	touch "$RUN/mig-release"
+	for id in "${ids[@]}"; do wait_job "$id"; done
+	expect "distinct MIG devices of the sixteen jobs" \
+		"$(for id in "${ids[@]}"; do cat "$RUN/$id.dev"; done | grep '^MIG-' | sort -u | wc -l)" 16
+	for id in "${ids[@]}"; do wait_clean "$id"; done
+	[ ! -s "$LAB/hw/mig-n3" ] || fail "MIG instances left after the jobs: $(cat "$LAB/hw/mig-n3")"
+	id=$(submit -w n3 --gres=vgpu:nvidia:100 --wrap "cat $LAB/hw/mig-n3 >$RUN/\$SLURM_JOB_ID.mig")
+	wait_job "$id"
+	mig=$(cat "$RUN/$id.mig")
+	[[ $mig == *" profile=4 uuid=MIG-"*" start=0" ]] || fail "a whole-GPU job's instance: '$mig' (expected 7g, profile 4)"
+	wait_clean "$id"
+	[ ! -s "$LAB/hw/mig-n3" ] || fail "MIG instance left: $(cat "$LAB/hw/mig-n3")"
+}
+
 # vNPU: a 25-share job on n1 runs in a vir06_1c_16g vNPU; its
 # ASCEND_RT_VISIBLE_DEVICES names the vNPU; the epilog destroys it.
 t_vnpu_slices() {

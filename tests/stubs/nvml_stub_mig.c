@@ -7,20 +7,31 @@
  *       compute instances live in that file, so that one process (a prolog)
  *       creates what a later one (an epilog) destroys. One line per GPU
  *       instance, rewritten on each change:
- *         <parent uuid> gi=<GPU instance id> ci=<compute instance id|-> profile=<GI profile id> uuid=<MIG-...|->
+ *         <parent uuid> gi=<GPU instance id> ci=<compute instance id|-> profile=<GI profile id> uuid=<MIG-...|-> start=<placement start>
  *       ci and uuid are "-" while the GPU instance has no compute instance.
  *       Unset: the MIG calls answer NVML_ERROR_NOT_SUPPORTED.
  *   VGPU_STUB_NVML_MIG_MODE     "0": MIG mode reads as disabled (current and
  *       pending) and instances cannot be made.
+ *   VGPU_STUB_NVML_MIG_CALL_MS  how long a call that makes or destroys an
+ *       instance takes (default 20). Like the driver, which answers "In use
+ *       by another client" to a second client reconfiguring a GPU at the
+ *       same moment, such a call made while another process is inside one
+ *       for the same GPU answers NVML_ERROR_IN_USE (19).
  *
  * MIG model: GPU instance profile ids as NVML numbers them (1_SLICE=0,
  * 2_SLICE=1, 3_SLICE=2, 4_SLICE=3, 7_SLICE=4, 1_SLICE_REV1=7,
  * 1_SLICE_REV2=9; 8_SLICE=5, 6_SLICE=6 and 2_SLICE_REV1=8 are "not
  * supported", ids from 10 "invalid argument"), with an 80 GB part's sizes
- * (1g 9856 MiB, 1g.20gb 19968, 2g 19968, 3g and 4g 40192, 7g 80384). A new
- * GPU instance takes the lowest free id from 1; the slices of a GPU's
- * instances add up to 7 at most and a profile has its instance limit (7, 3,
- * 2, 1, 1, 1, 4), beyond which creation answers
+ * (1g 9856 MiB, 1g.20gb 19968, 2g 19968, 3g and 4g 40192, 7g 80384) and
+ * placements (memory slices, start:size: 1g and 1g+me 0..6:1, 1g.20gb
+ * {0,2,4,6}:2, 2g {0,2,4}:2, 3g {0,4}:4, 4g 0:4, 7g 0:8), which
+ * nvmlDeviceGetGpuInstancePossiblePlacements_v2 lists. A new GPU instance
+ * takes the lowest free id from 1 and, without a placement, the lowest free
+ * placement of its profile; with one (nvmlDeviceCreateGpuInstanceWithPlacement)
+ * that placement, which must be one of the profile's (else
+ * NVML_ERROR_INVALID_ARGUMENT). Instances may not share a memory slice, their
+ * compute slices add up to 7 at most and a profile has its instance limit (7,
+ * 3, 2, 1, 1, 1, 4): beyond, creation answers
  * NVML_ERROR_INSUFFICIENT_RESOURCES (23). A GPU instance holds at most one
  * compute instance (id 0, of a compute profile no wider than it; a second
  * one is INSUFFICIENT_RESOURCES); destroying a GPU instance that still has
@@ -34,12 +45,16 @@
  * Signatures and structures follow the NVML API reference (nvml.h). Handles
  * of MIG devices, GPU and compute instances encode kind, GPU index and ids.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "nvml_stub.h"
 
 #define MIG_SLICES 7          /* compute slices of the simulated part */
+#define MIG_MEMORY_SLICES 8   /* memory slices: placement positions */
 #define MIG_GI_PROFILES 10    /* GPU instance profile ids 0..9 */
 #define MIG_CI_PROFILES 8     /* compute instance profile ids 0..7 */
 #define NO_CI 0xffffffffu
@@ -64,15 +79,25 @@ typedef struct {
 } nvmlComputeInstanceProfileInfo_t;
 
 typedef struct {
+  unsigned int start, size;
+} nvmlGpuInstancePlacement_t;
+
+typedef struct {
   nvmlDevice_t device;
   unsigned int id, profileId;
-  struct { unsigned int start, size; } placement;
+  nvmlGpuInstancePlacement_t placement;
 } nvmlGpuInstanceInfo_t;
 
-/* GPU instance profiles by id: slices (0 = not supported), instance limit, MiB. */
-static const struct { unsigned slices, instances; unsigned long long mem_mb; } kGiProfiles[MIG_GI_PROFILES] = {
-    {1, 7, 9856}, {2, 3, 19968}, {3, 2, 40192}, {4, 1, 40192}, {7, 1, 80384},
-    {0, 0, 0}, {0, 0, 0}, {1, 1, 9856}, {0, 0, 0}, {1, 4, 19968}};
+/* GPU instance profiles by id: slices (0 = not supported), instance limit,
+ * MiB, placement size (memory slices) and starts (bit k: start k). */
+static const struct {
+  unsigned slices, instances;
+  unsigned long long mem_mb;
+  unsigned size, starts;
+} kGiProfiles[MIG_GI_PROFILES] = {
+    {1, 7, 9856, 1, 0x7f}, {2, 3, 19968, 2, 0x15}, {3, 2, 40192, 4, 0x11}, {4, 1, 40192, 4, 0x01},
+    {7, 1, 80384, 8, 0x01}, {0, 0, 0, 0, 0},      {0, 0, 0, 0, 0},         {1, 1, 9856, 1, 0x7f},
+    {0, 0, 0, 0, 0},        {1, 4, 19968, 2, 0x55}};
 /* Compute instance profiles by id: slices (1_SLICE..7_SLICE, 8_SLICE, 6_SLICE, 1_SLICE_REV1). */
 static const unsigned kCiSlices[MIG_CI_PROFILES] = {1, 2, 3, 4, 7, 8, 6, 1};
 
@@ -80,6 +105,7 @@ typedef struct {
   char parent[STUB_FIELD_LEN];
   unsigned gi, ci, profile; /* ci: NO_CI while there is none */
   char uuid[STUB_FIELD_LEN];
+  unsigned start; /* placement start (memory slice) */
 } mig_instance;
 
 typedef struct {
@@ -104,7 +130,8 @@ static void mig_load(mig_state* s) {
   s->count = 0;
   for (int i = 0; i < n; ++i) {
     mig_instance* m = &s->at[s->count];
-    if (sscanf(lines[i], "%95s gi=%u ci=%15s profile=%u uuid=%95s", m->parent, &m->gi, ci, &m->profile, m->uuid) != 5)
+    if (sscanf(lines[i], "%95s gi=%u ci=%15s profile=%u uuid=%95s start=%u", m->parent, &m->gi, ci, &m->profile,
+               m->uuid, &m->start) != 6)
       continue;
     m->ci = strcmp(ci, "-") == 0 ? NO_CI : (unsigned)stub_u64(ci, 10);
     s->count++;
@@ -119,14 +146,65 @@ static nvmlReturn_t mig_save(const mig_state* s) {
     const mig_instance* m = &s->at[i];
     char ci[16] = "-";
     if (m->ci != NO_CI) snprintf(ci, sizeof(ci), "%u", m->ci);
-    len += (size_t)snprintf(text + len, sizeof(text) - len, "%s gi=%u ci=%s profile=%u uuid=%s\n", m->parent, m->gi, ci,
-                            m->profile, m->ci != NO_CI ? m->uuid : "-");
+    len += (size_t)snprintf(text + len, sizeof(text) - len, "%s gi=%u ci=%s profile=%u uuid=%s start=%u\n", m->parent,
+                            m->gi, ci, m->profile, m->ci != NO_CI ? m->uuid : "-", m->start);
   }
   return stub_state_write(mig_state_path(), text) == 0 ? NVML_SUCCESS : NVML_ERROR_UNKNOWN;
 }
 
 static void* mig_handle(int kind, int dev, unsigned gi, unsigned ci) {
   return (void*)(intptr_t)(kind | (dev << 16) | ((gi & 0xff) << 8) | (ci & 0xff));
+}
+
+/* A reconfiguration of one GPU under way: its lock (held for the call,
+ * non-blocking: a second client gets NVML_ERROR_IN_USE) and the state
+ * file's (blocking: the file is the node's, every GPU's instances in it). */
+typedef struct {
+  int gpu, state;
+} mig_busy;
+
+/* Enters a reconfiguration of GPU `dev`, taking the call's time first
+ * (VGPU_STUB_NVML_MIG_CALL_MS); 0, or -1 when another process is inside
+ * one for that GPU. */
+static int mig_busy_enter(int dev, mig_busy* b) {
+  char path[4200];
+  const char* ms = getenv("VGPU_STUB_NVML_MIG_CALL_MS");
+  b->gpu = b->state = -1;
+  if (mig_state_path() == NULL) return 0; /* no MIG: nothing to guard */
+  snprintf(path, sizeof(path), "%s.busy-%d", mig_state_path(), dev);
+  if ((b->gpu = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) return 0;
+  if (flock(b->gpu, LOCK_EX | LOCK_NB) != 0) {
+    int busy = errno == EWOULDBLOCK;
+    close(b->gpu);
+    b->gpu = -1;
+    if (busy) return -1;
+  }
+  usleep((useconds_t)(ms != NULL && ms[0] != '\0' ? stub_u64(ms, 10) : 20) * 1000);
+  snprintf(path, sizeof(path), "%s.lock", mig_state_path());
+  if ((b->state = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) >= 0) flock(b->state, LOCK_EX);
+  return 0;
+}
+
+static nvmlReturn_t mig_busy_leave(const mig_busy* b, nvmlReturn_t rc) {
+  if (b->state >= 0) close(b->state);
+  if (b->gpu >= 0) close(b->gpu);
+  return rc;
+}
+
+/* The GPU index a GPU, GPU instance or compute instance handle names. */
+static int mig_handle_gpu(void* handle) {
+  intptr_t h = (intptr_t)handle;
+  return (h & 0xf000000) != 0 ? (int)(h >> 16) & 0xff : (int)h - 1;
+}
+
+/* Memory slices of `parent` its GPU instances hold (bit k: slice k). */
+static unsigned mig_used_slices(const mig_state* s, const char* parent) {
+  unsigned used = 0;
+  for (int r = 0; r < s->count; ++r) {
+    unsigned size = kGiProfiles[s->at[r].profile % MIG_GI_PROFILES].size;
+    if (strcmp(s->at[r].parent, parent) == 0) used |= ((1u << size) - 1) << s->at[r].start;
+  }
+  return used;
 }
 
 /* The row of GPU instance `gi` of `parent`, or -1. */
@@ -237,24 +315,37 @@ nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned i
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profile, nvmlGpuInstance_t* gpu_instance) {
+/* Creates a GPU instance of `profile` at memory slice `start` (-1: the
+ * lowest free placement). */
+static nvmlReturn_t mig_create_gi(const char* fn, nvmlDevice_t device, unsigned int profile, int start,
+                                  nvmlGpuInstance_t* gpu_instance) {
   char parent[STUB_FIELD_LEN];
   mig_state s;
   mig_instance* m;
   int i;
-  unsigned used = 0, same = 0, id = 1;
-  nvmlReturn_t rc = injected("nvmlDeviceCreateGpuInstance");
-  if (rc != NVML_SUCCESS || (rc = mig_gpu(device, &i, parent, &s)) != NVML_SUCCESS) return rc;
-  if (profile >= MIG_GI_PROFILES || gpu_instance == NULL) return NVML_ERROR_INVALID_ARGUMENT;
-  if (kGiProfiles[profile].slices == 0) return NVML_ERROR_NOT_SUPPORTED;
+  mig_busy busy;
+  unsigned used = 0, same = 0, id = 1, taken, mask;
+  nvmlReturn_t rc = injected(fn);
+  if (rc != NVML_SUCCESS) return rc;
+  if (mig_busy_enter(mig_handle_gpu(device), &busy) != 0) return NVML_ERROR_IN_USE;
+  if ((rc = mig_gpu(device, &i, parent, &s)) != NVML_SUCCESS) return mig_busy_leave(&busy, rc);
+  if (profile >= MIG_GI_PROFILES || gpu_instance == NULL) return mig_busy_leave(&busy, NVML_ERROR_INVALID_ARGUMENT);
+  if (kGiProfiles[profile].slices == 0) return mig_busy_leave(&busy, NVML_ERROR_NOT_SUPPORTED);
+  if (start >= 0 && (start >= MIG_MEMORY_SLICES || !(kGiProfiles[profile].starts & (1u << start))))
+    return mig_busy_leave(&busy, NVML_ERROR_INVALID_ARGUMENT);
   for (int r = 0; r < s.count; ++r) {
     if (strcmp(s.at[r].parent, parent) != 0) continue;
     used += kGiProfiles[s.at[r].profile % MIG_GI_PROFILES].slices;
     same += s.at[r].profile == profile;
   }
-  if (used + kGiProfiles[profile].slices > MIG_SLICES || same >= kGiProfiles[profile].instances ||
-      s.count == STUB_STATE_MAX)
-    return NVML_ERROR_INSUFFICIENT_RESOURCES;
+  taken = mig_used_slices(&s, parent);
+  mask = (1u << kGiProfiles[profile].size) - 1;
+  if (start < 0)
+    for (int k = 0; k < MIG_MEMORY_SLICES && start < 0; ++k)
+      if ((kGiProfiles[profile].starts & (1u << k)) && !(taken & (mask << k))) start = k;
+  if (start < 0 || (taken & (mask << start)) || used + kGiProfiles[profile].slices > MIG_SLICES ||
+      same >= kGiProfiles[profile].instances || s.count == STUB_STATE_MAX)
+    return mig_busy_leave(&busy, NVML_ERROR_INSUFFICIENT_RESOURCES);
   while (mig_find(&s, parent, id) >= 0) id++;
   m = &s.at[s.count++];
   memset(m, 0, sizeof(*m));
@@ -262,8 +353,49 @@ nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profi
   m->gi = id;
   m->ci = NO_CI;
   m->profile = profile;
-  if ((rc = mig_save(&s)) != NVML_SUCCESS) return rc;
+  m->start = (unsigned)start;
+  if ((rc = mig_save(&s)) != NVML_SUCCESS) return mig_busy_leave(&busy, rc);
   *gpu_instance = mig_handle(H_GI, i, id, 0);
+  return mig_busy_leave(&busy, NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profile, nvmlGpuInstance_t* gpu_instance) {
+  return mig_create_gi("nvmlDeviceCreateGpuInstance", device, profile, -1, gpu_instance);
+}
+
+nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profile,
+                                                      const nvmlGpuInstancePlacement_t* placement,
+                                                      nvmlGpuInstance_t* gpu_instance) {
+  if (placement == NULL || profile >= MIG_GI_PROFILES || placement->size != kGiProfiles[profile].size)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  return mig_create_gi("nvmlDeviceCreateGpuInstanceWithPlacement", device, profile, (int)placement->start,
+                       gpu_instance);
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, unsigned int profile,
+                                                           nvmlGpuInstancePlacement_t* placements,
+                                                           unsigned int* count) {
+  char parent[STUB_FIELD_LEN];
+  mig_state s;
+  int i;
+  unsigned n = 0;
+  nvmlReturn_t rc = injected("nvmlDeviceGetGpuInstancePossiblePlacements_v2");
+  if (rc != NVML_SUCCESS || (rc = mig_gpu(device, &i, parent, &s)) != NVML_SUCCESS) return rc;
+  if (profile >= MIG_GI_PROFILES || count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (kGiProfiles[profile].slices == 0) return NVML_ERROR_NOT_SUPPORTED;
+  for (unsigned k = 0; k < MIG_MEMORY_SLICES; ++k) {
+    if (!(kGiProfiles[profile].starts & (1u << k))) continue;
+    if (placements != NULL && n < *count) {
+      placements[n].start = k;
+      placements[n].size = kGiProfiles[profile].size;
+    }
+    n++;
+  }
+  if (placements == NULL || n > *count) {
+    *count = n;
+    return placements == NULL ? NVML_SUCCESS : NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  *count = n;
   return NVML_SUCCESS;
 }
 
@@ -276,7 +408,8 @@ nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpu_instance, nvmlGpuInsta
   info->device = (nvmlDevice_t)(intptr_t)(dev + 1);
   info->id = s.at[row].gi;
   info->profileId = s.at[row].profile;
-  info->placement.size = kGiProfiles[s.at[row].profile % MIG_GI_PROFILES].slices;
+  info->placement.start = s.at[row].start;
+  info->placement.size = kGiProfiles[s.at[row].profile % MIG_GI_PROFILES].size;
   return NVML_SUCCESS;
 }
 
@@ -310,19 +443,22 @@ nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpu_instance
   mig_instance* m;
   int dev, row;
   unsigned hash = 2166136261u;
+  mig_busy busy;
   nvmlReturn_t rc = injected("nvmlGpuInstanceCreateComputeInstance");
-  if (rc != NVML_SUCCESS || (rc = mig_decode(gpu_instance, H_GI, &s, &dev, &row)) != NVML_SUCCESS) return rc;
-  if ((rc = mig_ci_profile(&s, row, profile, 0)) != NVML_SUCCESS) return rc;
+  if (rc != NVML_SUCCESS) return rc;
+  if (mig_busy_enter(mig_handle_gpu(gpu_instance), &busy) != 0) return NVML_ERROR_IN_USE;
+  if ((rc = mig_decode(gpu_instance, H_GI, &s, &dev, &row)) != NVML_SUCCESS) return mig_busy_leave(&busy, rc);
+  if ((rc = mig_ci_profile(&s, row, profile, 0)) != NVML_SUCCESS) return mig_busy_leave(&busy, rc);
   m = &s.at[row];
-  if (m->ci != NO_CI) return NVML_ERROR_INSUFFICIENT_RESOURCES;
+  if (m->ci != NO_CI) return mig_busy_leave(&busy, NVML_ERROR_INSUFFICIENT_RESOURCES);
   m->ci = 0;
   /* A fresh UUID each time (as the driver's): parent, ids, process, time. */
   for (const char* p = m->parent; *p != '\0'; ++p) hash = (hash ^ (unsigned char)*p) * 16777619u;
   snprintf(m->uuid, sizeof(m->uuid), "MIG-%08x-%04x-%04x-%04x-%06x%06x", hash, m->gi, m->ci, ++serial & 0xffff,
            (unsigned)getpid() & 0xffffff, (unsigned)time(NULL) & 0xffffff);
-  if ((rc = mig_save(&s)) != NVML_SUCCESS) return rc;
+  if ((rc = mig_save(&s)) != NVML_SUCCESS) return mig_busy_leave(&busy, rc);
   *compute_instance = mig_handle(H_CI, dev, m->gi, m->ci);
-  return NVML_SUCCESS;
+  return mig_busy_leave(&busy, NVML_SUCCESS);
 }
 
 nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int* count) {
@@ -397,20 +533,26 @@ nvmlReturn_t nvmlGpuInstanceGetComputeInstanceById(nvmlGpuInstance_t gpu_instanc
 nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t compute_instance) {
   mig_state s;
   int dev, row;
+  mig_busy busy;
   nvmlReturn_t rc = injected("nvmlComputeInstanceDestroy");
-  if (rc != NVML_SUCCESS || (rc = mig_decode(compute_instance, H_CI, &s, &dev, &row)) != NVML_SUCCESS) return rc;
+  if (rc != NVML_SUCCESS) return rc;
+  if (mig_busy_enter(mig_handle_gpu(compute_instance), &busy) != 0) return NVML_ERROR_IN_USE;
+  if ((rc = mig_decode(compute_instance, H_CI, &s, &dev, &row)) != NVML_SUCCESS) return mig_busy_leave(&busy, rc);
   s.at[row].ci = NO_CI;
-  return mig_save(&s);
+  return mig_busy_leave(&busy, mig_save(&s));
 }
 
 nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpu_instance) {
   mig_state s;
   int dev, row;
+  mig_busy busy;
   nvmlReturn_t rc = injected("nvmlGpuInstanceDestroy");
-  if (rc != NVML_SUCCESS || (rc = mig_decode(gpu_instance, H_GI, &s, &dev, &row)) != NVML_SUCCESS) return rc;
-  if (s.at[row].ci != NO_CI) return NVML_ERROR_IN_USE;
+  if (rc != NVML_SUCCESS) return rc;
+  if (mig_busy_enter(mig_handle_gpu(gpu_instance), &busy) != 0) return NVML_ERROR_IN_USE;
+  if ((rc = mig_decode(gpu_instance, H_GI, &s, &dev, &row)) != NVML_SUCCESS) return mig_busy_leave(&busy, rc);
+  if (s.at[row].ci != NO_CI) return mig_busy_leave(&busy, NVML_ERROR_IN_USE);
   memmove(&s.at[row], &s.at[row + 1], (size_t)(s.count - row - 1) * sizeof(s.at[0]));
   s.count--;
-  return mig_save(&s);
+  return mig_busy_leave(&busy, mig_save(&s));
 }
 

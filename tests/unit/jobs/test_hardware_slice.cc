@@ -6,11 +6,13 @@
 #include <cppunit/extensions/HelperMacros.h>
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "devices/chip_catalog.h"
@@ -26,7 +28,7 @@ namespace fs = std::filesystem;
 const char* const kStubVars[] = {
     "VGPU_STUB_NVML_DEVICES", "VGPU_STUB_NVML_FAIL",      "VGPU_STUB_NVML_UNSUPPORTED", "VGPU_STUB_NVML_MIG_STATE",
     "VGPU_STUB_NVML_MIG_MODE", "VGPU_STUB_DCMI_DEVICES",  "VGPU_STUB_DCMI_FAIL",        "VGPU_STUB_DCMI_UNSUPPORTED",
-    "VGPU_STUB_DCMI_VNPU_STATE",
+    "VGPU_STUB_DCMI_VNPU_STATE", "VGPU_STUB_NVML_MIG_CALL_MS",
 };
 
 // Two A100s (indexes 0 and 1) and two 910B NPUs (physical ids 0 and 5; the
@@ -79,6 +81,8 @@ class HardwareSliceTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(testMigPartialRecordDestroysWhatWasMade);
   CPPUNIT_TEST(testMigProfilesMapToNvmlProfiles);
   CPPUNIT_TEST(testMigCapacityExhausted);
+  CPPUNIT_TEST(testMigAtThePlacementGiven);
+  CPPUNIT_TEST(testMigSecondClientAtOnceIsRefused);
   CPPUNIT_TEST(testMigModeOffOrAbsent);
   CPPUNIT_TEST(testMigComputeInstanceFailureUndoesGpuInstance);
   CPPUNIT_TEST(testMigDestroyLeavesReusedIdsAlone);
@@ -228,7 +232,7 @@ class HardwareSliceTest : public CppUnit::TestFixture {
       CPPUNIT_ASSERT_EQUAL(1u, s->instance);
       CPPUNIT_ASSERT_EQUAL(0u, s->sub_instance);
       CPPUNIT_ASSERT_EQUAL(uint64_t(9856) << 20, s->memory_bytes);
-      CPPUNIT_ASSERT_EQUAL("GPU-bbbb gi=1 ci=0 profile=0 uuid=" + s->device + "\n", Joined(mig_state_));
+      CPPUNIT_ASSERT_EQUAL("GPU-bbbb gi=1 ci=0 profile=0 uuid=" + s->device + " start=0\n", Joined(mig_state_));
       file = SerializeSlices({*s});
     }
     // "The epilog": another driver, the slice known only from the file.
@@ -291,9 +295,9 @@ class HardwareSliceTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT_EQUAL(uint64_t(40192) << 20, three->memory_bytes);
     CPPUNIT_ASSERT_EQUAL(2u, two->instance);
     CPPUNIT_ASSERT(three->device != two->device);
-    CPPUNIT_ASSERT_EQUAL("GPU-aaaa gi=1 ci=0 profile=2 uuid=" + three->device + "\n" +
-                             "GPU-aaaa gi=2 ci=0 profile=1 uuid=" + two->device + "\n" +
-                             "GPU-bbbb gi=1 ci=0 profile=9 uuid=" + twenty->device + "\n",
+    CPPUNIT_ASSERT_EQUAL("GPU-aaaa gi=1 ci=0 profile=2 uuid=" + three->device + " start=0\n" +
+                             "GPU-aaaa gi=2 ci=0 profile=1 uuid=" + two->device + " start=4\n" +
+                             "GPU-bbbb gi=1 ci=0 profile=9 uuid=" + twenty->device + " start=0\n",
                          Joined(mig_state_));
     // A profile the GPU does not offer (an H200 size on this 80 GB part).
     auto big = driver->Create("GPU-bbbb", Profile("nvidia-h200", "3g.71gb"));
@@ -326,6 +330,52 @@ class HardwareSliceTest : public CppUnit::TestFixture {
     auto other = driver->Create("GPU-bbbb", Profile("nvidia-a100-80g", "7g.80gb"));  // the other GPU is free
     CPPUNIT_ASSERT_MESSAGE(other.message(), other.ok());
     CPPUNIT_ASSERT(!driver->Create("GPU-bbbb", one).ok());
+  }
+
+  // Where slurmctld placed the job (slice_geometry.h): the driver's
+  // placement at that slot, or an error naming the catalog's mistake.
+  void testMigAtThePlacementGiven() {
+    UseMig();
+    auto driver = Mig();
+    auto six = driver->Create("GPU-aaaa", Profile("nvidia-a100-80g", "1g.10gb"), 6u, SliceDriver::MadeSoFar());
+    CPPUNIT_ASSERT_MESSAGE(six.message(), six.ok());
+    auto four = driver->Create("GPU-aaaa", Profile("nvidia-a100-80g", "2g.20gb"), 4u, SliceDriver::MadeSoFar());
+    CPPUNIT_ASSERT_MESSAGE(four.message(), four.ok());
+    const std::vector<std::string> lines = Lines(mig_state_);
+    CPPUNIT_ASSERT_EQUAL(size_t(2), lines.size());
+    ASSERT_HAS(lines[0], " start=6");
+    ASSERT_HAS(lines[1], " start=4");
+    // Taken there: the driver's own refusal, naming the slot.
+    auto again = driver->Create("GPU-aaaa", Profile("nvidia-a100-80g", "1g.10gb"), 6u, SliceDriver::MadeSoFar());
+    CPPUNIT_ASSERT(!again.ok());
+    ASSERT_HAS(again.message(), "nvmlDeviceCreateGpuInstanceWithPlacement failed");
+    ASSERT_HAS(again.message(), "at slot 6");
+    // No such placement (1g.10gb never starts at 7): the catalog is wrong.
+    SliceProfile wrong = Profile("nvidia-a100-80g", "1g.10gb");
+    auto seven = driver->Create("GPU-aaaa", wrong, 7u, SliceDriver::MadeSoFar());
+    CPPUNIT_ASSERT(!seven.ok());
+    ASSERT_HAS(seven.message(), "no placement of 1 slots at slot 7 (it offers start:size 0:1, 1:1");
+    ASSERT_HAS(seven.message(), "nvidia-smi mig -lgipp");
+    CPPUNIT_ASSERT_EQUAL(size_t(2), Lines(mig_state_).size());
+  }
+
+  // The driver refuses a second client reconfiguring a GPU at the same
+  // moment ("In use by another client"): what prologs without SliceLock met.
+  void testMigSecondClientAtOnceIsRefused() {
+    UseMig();
+    setenv("VGPU_STUB_NVML_MIG_CALL_MS", "300", 1);
+    Result<HardwareSlice> first = Status::Error(""), second = Status::Error("");
+    std::thread a([&] { first = Mig()->Create("GPU-aaaa", Profile("nvidia-a100-80g", "1g.10gb")); });
+    usleep(100 * 1000);
+    second = Mig()->Create("GPU-aaaa", Profile("nvidia-a100-80g", "1g.10gb"));
+    a.join();
+    unsetenv("VGPU_STUB_NVML_MIG_CALL_MS");
+    CPPUNIT_ASSERT_MESSAGE(first.message(), first.ok());
+    CPPUNIT_ASSERT(!second.ok());
+    ASSERT_HAS(second.message(), "NVML error 19");
+    // The other GPU is not held up.
+    auto other = Mig()->Create("GPU-bbbb", Profile("nvidia-a100-80g", "1g.10gb"));
+    CPPUNIT_ASSERT_MESSAGE(other.message(), other.ok());
   }
 
   void testMigModeOffOrAbsent() {
@@ -361,7 +411,7 @@ class HardwareSliceTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT(!s.ok());
     ASSERT_HAS(s.message(), "undoing it failed too (nvmlGpuInstanceDestroy failed");
     ASSERT_HAS(s.message(), "nvidia-smi mig -i 0 -lgi");
-    CPPUNIT_ASSERT_EQUAL(std::string("GPU-aaaa gi=1 ci=- profile=1 uuid=-\n"), Joined(mig_state_));
+    CPPUNIT_ASSERT_EQUAL(std::string("GPU-aaaa gi=1 ci=- profile=1 uuid=- start=0\n"), Joined(mig_state_));
   }
 
   void testMigDestroyLeavesReusedIdsAlone() {

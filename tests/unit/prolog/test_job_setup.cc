@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "ended_jobs.h"
@@ -68,14 +69,16 @@ struct SliceLog {
   // Create calls under way at once, and the most there were (SliceLock).
   int create_sleep_ms = 0;
   std::atomic<int> in_create{0}, most_at_once{0};
+  std::vector<std::optional<uint32_t>> starts;  // each Create's
 };
 
 class FakeSlicer : public vgpu::SliceDriver {
  public:
   FakeSlicer(std::string vendor, SliceLog* log) : vendor_(std::move(vendor)), log_(log) {}
   vgpu::Result<HardwareSlice> Create(const std::string& parent, const vgpu::SliceProfile& profile,
-                                     const MadeSoFar& /*made_so_far*/) override {
+                                     std::optional<uint32_t> start, const MadeSoFar& /*made_so_far*/) override {
     const int now = ++log_->in_create;
+    if (log_->create_sleep_ms == 0) log_->starts.push_back(start);
     for (int most = log_->most_at_once; now > most && !log_->most_at_once.compare_exchange_weak(most, now);) {
     }
     if (log_->create_sleep_ms > 0) usleep(static_cast<useconds_t>(log_->create_sleep_ms) * 1000);
@@ -148,6 +151,7 @@ class JobSetupTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(EveryJobsSluidTied);
   CPPUNIT_TEST(SlicingOneAtATimePerDevice);
   CPPUNIT_TEST(SlicesMadeRecordedAndDestroyed);
+  CPPUNIT_TEST(SliceCutWhereTheSharesSay);
   CPPUNIT_TEST(FailedSliceLeavesNothing);
   CPPUNIT_TEST(UndestroyedSliceStaysOnRecord);
   CPPUNIT_TEST(NoProfileIsAClearError);
@@ -317,6 +321,25 @@ class JobSetupTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT(node.Exists(vgpu::SliceLock::PathFor(node.ctx.run_dir, "GPU-a")));
     CPPUNIT_ASSERT(vgpu::TearDownJob(node.ctx, 81).ok() && vgpu::TearDownJob(node.ctx, 82).ok());
     CPPUNIT_ASSERT(node.log.live.empty());
+  }
+
+  // slurmctld writes a slice's position in the job's bits (slice_geometry.h):
+  // the prolog cuts it there; bits that are no position leave the choice
+  // to the driver.
+  void SliceCutWhereTheSharesSay() {
+    Node node("nvidia-a100-80g");
+    Env env = A100Job();
+    env["VGPU_SHARE_OFFSETS"] = "85,3";  // slot 6 of GPU-a; not a slot's first share on GPU-b
+    auto job = JobAllocation::FromEnvironment(Lookup(env));
+    CPPUNIT_ASSERT_MESSAGE(job.message(), job.ok());
+    CPPUNIT_ASSERT(vgpu::SetUpJob(node.ctx, *job).ok());
+    CPPUNIT_ASSERT_EQUAL(size_t{2}, node.log.starts.size());
+    CPPUNIT_ASSERT(node.log.starts[0] == std::optional<uint32_t>(6));
+    CPPUNIT_ASSERT(!node.log.starts[1].has_value());
+    CPPUNIT_ASSERT(vgpu::TearDownJob(node.ctx, 77).ok());
+    env["VGPU_SHARE_OFFSETS"] = "85,100";
+    auto bad = JobAllocation::FromEnvironment(Lookup(env));
+    CPPUNIT_ASSERT(!bad.ok() && Has(bad.message(), "VGPU_SHARE_OFFSETS item \"100\" is not 0..99"));
   }
 
   void SlicesMadeRecordedAndDestroyed() {

@@ -120,6 +120,9 @@ class DiscoverTest : public CppUnit::TestFixture {
                                               Has(s.warnings[0], "nvidia-smi -i 1 -mig 1"));
     mig_on = {0, 1};
     CPPUNIT_ASSERT(Suggest(devices, "n1", sliced, host).warnings.empty());
+    // The node's Features name the sliced model (once), for slurmctld.
+    CPPUNIT_ASSERT_EQUAL(std::string("nvidia-a100-80g"), s.features);
+    CPPUNIT_ASSERT_EQUAL(std::string(""), plain.features);
   }
 
   // The stub NVML answers MIG mode only where MIG is simulated
