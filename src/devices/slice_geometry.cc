@@ -94,8 +94,16 @@ uint32_t SliceGeometry::FreePositions(SlotMask taken) const {
   return free;
 }
 
+SlicePlacement SliceGeometry::Whole() const {
+  SlicePlacement at;
+  at.slots = slots();
+  at.shares = shares_per_device();
+  return at;
+}
+
 std::optional<SlicePlacement> SliceGeometry::Choose(SlotMask taken, uint32_t shares) const {
   const SliceProfile* p = ProfileForShares(model_, shares, shares_per_device());
+  if (!p && shares == shares_per_device() && taken == 0) return Whole();
   if (!p) return std::nullopt;
   std::optional<SlicePlacement> best;
   uint32_t best_left = 0;
@@ -112,6 +120,7 @@ std::optional<SlicePlacement> SliceGeometry::Choose(SlotMask taken, uint32_t sha
 }
 
 uint32_t SliceGeometry::LargestFit(SlotMask taken) const {
+  if (taken == 0) return shares_per_device();  // a profile of the whole device, or the device unsliced
   uint32_t largest = 0;
   for (const SliceProfile& p : model_.profiles)
     for (uint32_t start : p.starts)
@@ -121,6 +130,7 @@ uint32_t SliceGeometry::LargestFit(SlotMask taken) const {
 
 std::optional<SlicePlacement> SliceGeometry::PlacementOf(uint32_t first_share, uint32_t shares) const {
   const SliceProfile* p = ProfileForShares(model_, shares, shares_per_device());
+  if (!p && shares == shares_per_device() && first_share == 0) return Whole();
   if (!p) return std::nullopt;
   for (uint32_t start : p->starts) {
     const SlicePlacement at = At(*p, start);

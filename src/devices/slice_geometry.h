@@ -42,7 +42,7 @@ using SlotMask = uint64_t;
 // A slice's position: its profile, first slot, and the device's shares
 // (bit offsets within the device) its slots own.
 struct SlicePlacement {
-  std::string profile;
+  std::string profile;  // "" for the whole device unsliced (no profile holds S shares)
   uint32_t start = 0;
   uint32_t slots = 0;
   uint32_t first_share = 0;
@@ -69,7 +69,8 @@ class SliceGeometry {
   // of its profile that leaves the most positions of all profiles free
   // (then the highest start, keeping the low slots for the profiles that
   // only start at 0); none when no profile holds `shares` or no position
-  // of it is free.
+  // of it is free. A request of the whole device (S shares) that no
+  // profile holds takes the device unsliced, when nothing is on it.
   std::optional<SlicePlacement> Choose(SlotMask taken, uint32_t shares) const;
 
   // The largest request (shares) that fits now: the most shares a profile
@@ -89,6 +90,7 @@ class SliceGeometry {
   // The most shares a request that gets `p` can hold.
   uint32_t Serves(const SliceProfile& p) const;
   SlicePlacement At(const SliceProfile& p, uint32_t start) const;
+  SlicePlacement Whole() const;
   // Free positions, of all profiles, when `taken` is in use.
   uint32_t FreePositions(SlotMask taken) const;
 

@@ -53,6 +53,9 @@ Status CutSlices(const NodeContext& ctx, const JobAllocation& job, JobLimits* li
     const ChipModel* model = ctx.catalog.FindById(d.model);
     if (!model || model->profiles.empty() || !ctx.config.SlicesModel(d.model, d.type)) continue;
     const SliceProfile* profile = ProfileForShares(*model, d.shares, job.shares_per_device);
+    // A whole device no profile holds (vNPU has no template of a whole
+    // NPU) is the device itself, unsliced, as slurmctld placed it.
+    if (!profile && d.shares == job.shares_per_device) continue;
     if (!profile)
       return Status::Error("no " + model->id + " slice profile holds " + std::to_string(d.shares) +
                            " of " + std::to_string(job.shares_per_device) +

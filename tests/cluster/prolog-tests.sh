@@ -344,50 +344,79 @@ t_mig_slices() {
 	expect "slice in sacct" "$(json_get "$(admin_comment "$id")" "j['nodes']['n3']['devices'][0].get('slice')")" 1g.10gb
 }
 
-# MIG at capacity: sixteen 10-share jobs on n3, whose two A100s hold seven
-# 1g.10gb instances each. slurmctld counts the slices (n3's Features name
-# the model; the positions are in the jobs' share bits), so fourteen run
-# at once, each in an instance of its own, and two wait for a slice: none
-# fails, n3 stays in service, and will-run (sbatch --test-only) waits for
-# a slice too. When they have all ended no instance is left. Last, a job
-# of a whole GPU gets the 7g.80gb instance.
-t_mig_at_capacity() {
-	local ids=() id i running pending when mig
-	trap 'restore_slicing; touch "$RUN/mig-release"; scancel ${ids[*]} 2>/dev/null || true' EXIT
-	with_slicing nvidia-a100-80g
-	rm -f "$RUN/mig-release"
-	for i in $(seq 16); do
-		ids+=("$(submit -w n3 -p share --mem=64 -t 5 --gres=vgpu:nvidia:10 --wrap \
-			"echo \$CUDA_VISIBLE_DEVICES >$RUN/\$SLURM_JOB_ID.dev; while [ ! -e $RUN/mig-release ]; do sleep 1; done")")
+# slices_at_capacity NODE SHARES JOBS RUNNING STATE VISIBLE: JOBS jobs of
+# SHARES shares on NODE, whose sliced devices hold RUNNING such slices (the
+# stub driver's STATE file lists them; VISIBLE is the variable naming a
+# job's device): RUNNING run at once, each on a slice of its own, the
+# rest wait (neither held nor failed), NODE stays in service, will-run
+# (sbatch --test-only) waits for a slice too, and when they have all ended
+# no slice is left. Sets the caller's `ids`.
+slices_at_capacity() {
+	local node=$1 shares=$2 jobs=$3 want=$4 state=$5 visible=$6 id i running pending when list first
+	rm -f "$RUN/slices-release"
+	for i in $(seq "$jobs"); do
+		ids+=("$(submit -w "$node" -p share --mem=64 -t 5 --gres=vgpu:"${NODE_TYPE:-}$shares" --wrap \
+			"echo \$$visible >$RUN/\$SLURM_JOB_ID.dev; while [ ! -e $RUN/slices-release ]; do sleep 1; done")")
 	done
-	wait_for 90 "14 of the jobs to run" sh -c "[ \$(squeue -h -t R -j $(IFS=,; echo "${ids[*]}") | wc -l) -ge 14 ]" ||
-		fail "running: $(squeue -h -j "$(IFS=,; echo "${ids[*]}")" -o '%i %T %r' | tr '\n' ';') n3: $(sinfo -h -n n3 -o '%t %E')"
-	sleep 3 # a scheduling pass or two: no fifteenth may start
-	running=$(squeue -h -t R -j "$(IFS=,; echo "${ids[*]}")" | wc -l)
-	pending=$(squeue -h -t PD -j "$(IFS=,; echo "${ids[*]}")" -o %r | tr '\n' ';')
-	expect "jobs running on n3's fourteen slices" "$running" 14
-	# Two waiting, as for any full node (Resources; the other, which named
-	# n3, ReqNodeNotAvail or Priority), neither held nor failed.
-	[[ $pending =~ ^[^\;]+\;[^\;]+\;$ && ! $pending =~ [Hh]eld|[Ff]ail ]] ||
-		fail "jobs waiting: '$pending' (expected two, for a slice)"
-	expect "MIG instances in place" "$(grep -c 'uuid=MIG-' "$LAB/hw/mig-n3")" 14
-	[[ $(sinfo -h -n n3 -o %t) != drain* ]] || fail "n3 drained: $(sinfo -h -n n3 -o %E)"
-	when=$(sbatch --test-only -w n3 -p share --mem=64 -t 5 --gres=vgpu:nvidia:10 --wrap true 2>&1 |
+	list=$(IFS=,; echo "${ids[*]}")
+	wait_for 90 "$want of the jobs to run" sh -c "[ \$(squeue -h -t R -j $list | wc -l) -ge $want ]" ||
+		fail "running: $(squeue -h -j "$list" -o '%i %T %r' | tr '\n' ';') $node: $(sinfo -h -n "$node" -o '%t %E')"
+	sleep 3 # a scheduling pass or two: no more may start
+	first=$(squeue -h -t R -j "$list" -o %i)
+	running=$(grep -c . <<<"$first")
+	pending=$(squeue -h -t PD -j "$list" -o %r | tr '\n' ';')
+	expect "jobs running in $node's slices" "$running" "$want"
+	# The rest waiting, as for any full node (Resources; those behind it,
+	# which named the node, ReqNodeNotAvail or Priority), none held or failed.
+	[ "$(tr -cd ';' <<<"$pending" | wc -c)" = $((jobs - want)) ] && [[ ! $pending =~ [Hh]eld|[Ff]ail ]] ||
+		fail "jobs waiting: '$pending' (expected $((jobs - want)), for a slice)"
+	expect "slices in place" "$(grep -c . "$state")" "$want"
+	[[ $(sinfo -h -n "$node" -o %t) != drain* ]] || fail "$node drained: $(sinfo -h -n "$node" -o %E)"
+	when=$(sbatch --test-only -w "$node" -p share --mem=64 -t 5 --gres=vgpu:"${NODE_TYPE:-}$shares" --wrap true 2>&1 |
 		sed -n 's/.* to start at \([^ ]*\) .*/\1/p')
 	[ -n "$when" ] && [ "$(date -d "$when" +%s)" -gt $(($(date +%s) + 120)) ] ||
-		fail "will-run says a 10-share job starts on full n3 at '${when:-?}' (now $(date +%FT%T))"
-	touch "$RUN/mig-release"
+		fail "will-run says a $shares-share job starts on full $node at '${when:-?}' (now $(date +%FT%T))"
+	touch "$RUN/slices-release"
 	for id in "${ids[@]}"; do wait_job "$id"; done
-	expect "distinct MIG devices of the sixteen jobs" \
-		"$(for id in "${ids[@]}"; do cat "$RUN/$id.dev"; done | grep '^MIG-' | sort -u | wc -l)" 16
+	expect "distinct devices of the $want jobs that ran at once" \
+		"$(for id in $first; do cat "$RUN/$id.dev"; done | sort -u | wc -l)" "$want"
 	for id in "${ids[@]}"; do wait_clean "$id"; done
-	[ ! -s "$LAB/hw/mig-n3" ] || fail "MIG instances left after the jobs: $(cat "$LAB/hw/mig-n3")"
+	[ ! -s "$state" ] || fail "slices left after the jobs: $(cat "$state")"
+}
+
+# MIG at capacity: sixteen 10-share jobs on n3, whose two A100s hold seven
+# 1g.10gb instances each. slurmctld counts the slices (n3's Features name
+# the model; the positions are in the jobs' share bits): fourteen run, two
+# wait (slices_at_capacity). Then a job of a whole GPU gets the 7g.80gb
+# instance.
+t_mig_at_capacity() {
+	local ids=() id mig
+	trap 'restore_slicing; touch "$RUN/slices-release"; scancel ${ids[*]} 2>/dev/null || true' EXIT
+	with_slicing nvidia-a100-80g
+	NODE_TYPE=nvidia: slices_at_capacity n3 10 16 14 "$LAB/hw/mig-n3" CUDA_VISIBLE_DEVICES
+	grep -q '^MIG-' "$RUN/${ids[0]}.dev" || fail "job ${ids[0]} ran on '$(cat "$RUN/${ids[0]}.dev")', not a MIG device"
 	id=$(submit -w n3 --gres=vgpu:nvidia:100 --wrap "cat $LAB/hw/mig-n3 >$RUN/\$SLURM_JOB_ID.mig")
 	wait_job "$id"
 	mig=$(cat "$RUN/$id.mig")
 	[[ $mig == *" profile=4 uuid=MIG-"*" start=0" ]] || fail "a whole-GPU job's instance: '$mig' (expected 7g, profile 4)"
 	wait_clean "$id"
 	[ ! -s "$LAB/hw/mig-n3" ] || fail "MIG instance left: $(cat "$LAB/hw/mig-n3")"
+}
+
+# vNPU at capacity: eighteen 30-share jobs on n1, whose eight 910B NPUs
+# (24 AI cores) hold two vir12_3c_32g each (counting shares, three would
+# fit; the third's prolog would find no AI cores): sixteen run, two wait
+# (slices_at_capacity). Then a job of a whole NPU, which no template
+# holds, gets the NPU itself, unsliced.
+t_vnpu_at_capacity() {
+	local ids=() id
+	trap 'restore_slicing; touch "$RUN/slices-release"; scancel ${ids[*]} 2>/dev/null || true' EXIT
+	with_slicing ascend-910b
+	NODE_TYPE=ascend: slices_at_capacity n1 30 18 16 "$LAB/hw/vnpu-n1" ASCEND_RT_VISIBLE_DEVICES
+	id=$(submit -w n1 --gres=vgpu:ascend:100 --wrap "cat $LAB/hw/vnpu-n1 >$RUN/\$SLURM_JOB_ID.vnpu; true")
+	wait_job "$id"
+	expect "vNPUs while a whole-NPU job ran" "$(grep -c . "$RUN/$id.vnpu")" 0
+	wait_clean "$id"
 }
 
 # vNPU: a 25-share job on n1 runs in a vir06_1c_16g vNPU; its

@@ -19,9 +19,11 @@
  *     Unset: both calls answer -8255 (not supported).
  *
  * vNPU model: a template "vir<N>..." takes N AI cores (vir03_1c_8g: 3); an
- * NPU has the AI cores dcmi_get_device_chip_info reports (20), and a vNPU
- * that does not fit in what its NPU's vNPUs leave answers -8020 (resource
- * occupied); a name that is no such template, -8001 (invalid parameter).
+ * NPU has the AI cores dcmi_get_device_chip_info reports, by chip name (a
+ * 910B3 or 910B4 20, a 310P 8, any other 910B 24), and holds at most 7
+ * vNPUs on a 310P (16 elsewhere). A vNPU that does not fit in what its
+ * NPU's vNPUs leave, or one too many, answers -8020 (resource occupied); a
+ * name that is no such template, -8001 (invalid parameter).
  * vdev ids are node-wide, the lowest free from 100 when the request's
  * vdev_id is 0xFFFFFFFF (else that id, -8020 if taken). Destroying a vdev id
  * the NPU does not have answers -8008 (device does not exist).
@@ -39,7 +41,12 @@
 #define DCMI_ERR_DEVICE_NOT_EXIST (-8008)
 #define DCMI_ERR_RESOURCE_OCCUPIED (-8020)
 #define DCMI_ERR_NOT_SUPPORT (-8255)
-#define STUB_AICORES 20 /* AI cores of every simulated NPU */
+/* AI cores and the most vNPUs of a simulated NPU, by its chip name. */
+static unsigned chip_aicores(const char* name) {
+  if (strncmp(name, "310P", 4) == 0) return 8;
+  return strcmp(name, "910B3") == 0 || strcmp(name, "910B4") == 0 ? 20 : 24;
+}
+static unsigned chip_max_vnpus(const char* name) { return strncmp(name, "310P", 4) == 0 ? 7 : 16; }
 
 struct dcmi_chip_info {
   unsigned char chip_type[32];
@@ -168,7 +175,7 @@ int dcmi_get_device_chip_info(int card_id, int device_id, struct dcmi_chip_info*
   copy_chars(chip_info->chip_type, sizeof(chip_info->chip_type), r->field[F_TYPE]);
   copy_chars(chip_info->chip_name, sizeof(chip_info->chip_name), r->field[F_NAME]);
   copy_chars(chip_info->chip_ver, sizeof(chip_info->chip_ver), "V1");
-  chip_info->aicore_cnt = STUB_AICORES;
+  chip_info->aicore_cnt = chip_aicores(r->field[F_NAME]);
   return DCMI_OK;
 }
 
@@ -282,12 +289,12 @@ static int vnpu_find(const vnpu_state* s, long phy, unsigned vdev) {
   return -1;
 }
 
-int dcmi_create_vdevice(int card_id, int device_id, struct dcmi_create_vdev_res_stru* vdev,
-                        struct dcmi_create_vdev_out* out) {
+static int create_vdevice(int card_id, int device_id, struct dcmi_create_vdev_res_stru* vdev,
+                          struct dcmi_create_vdev_out* out) {
   stub_record all[STUB_MAX_DEVICES];
   const stub_record* r;
   vnpu_state s;
-  unsigned phy, cores, used = 0, id;
+  unsigned phy, cores, used = 0, count = 0, id;
   char name[sizeof(vdev->template_name) + 1];
   int rc = injected("dcmi_create_vdevice");
   if (rc != DCMI_OK) return rc;
@@ -299,8 +306,13 @@ int dcmi_create_vdevice(int card_id, int device_id, struct dcmi_create_vdev_res_
   phy = (unsigned)num(r, F_PHY);
   vnpu_load(&s);
   for (int i = 0; i < s.count; ++i)
-    if (s.at[i].phy == phy) used += template_cores(s.at[i].template_name);
-  if (used + cores > STUB_AICORES || s.count == STUB_STATE_MAX) return DCMI_ERR_RESOURCE_OCCUPIED;
+    if (s.at[i].phy == phy) {
+      used += template_cores(s.at[i].template_name);
+      count++;
+    }
+  if (used + cores > chip_aicores(r->field[F_NAME]) || count >= chip_max_vnpus(r->field[F_NAME]) ||
+      s.count == STUB_STATE_MAX)
+    return DCMI_ERR_RESOURCE_OCCUPIED;
   id = vdev->vdev_id;
   if (id == VDEV_AUTO) {
     for (id = VDEV_FIRST; vnpu_find(&s, -1, id) >= 0; ++id) {
@@ -319,7 +331,7 @@ int dcmi_create_vdevice(int card_id, int device_id, struct dcmi_create_vdev_res_
   return DCMI_OK;
 }
 
-int dcmi_set_destroy_vdevice(int card_id, int device_id, unsigned int vdevid) {
+static int destroy_vdevice(int card_id, int device_id, unsigned int vdevid) {
   stub_record all[STUB_MAX_DEVICES];
   const stub_record* r;
   vnpu_state s;
@@ -332,4 +344,21 @@ int dcmi_set_destroy_vdevice(int card_id, int device_id, unsigned int vdevid) {
   memmove(&s.at[row], &s.at[row + 1], (size_t)(s.count - row - 1) * sizeof(s.at[0]));
   s.count--;
   return vnpu_save(&s);
+}
+
+/* The vNPU calls, each holding the state file (stub_state_lock): NPUs of a
+ * node are sliced at once by several prologs. */
+int dcmi_create_vdevice(int card_id, int device_id, struct dcmi_create_vdev_res_stru* vdev,
+                        struct dcmi_create_vdev_out* out) {
+  const int lock = vnpu_state_path() != NULL ? stub_state_lock(vnpu_state_path()) : -1;
+  const int rc = create_vdevice(card_id, device_id, vdev, out);
+  stub_state_unlock(lock);
+  return rc;
+}
+
+int dcmi_set_destroy_vdevice(int card_id, int device_id, unsigned int vdevid) {
+  const int lock = vnpu_state_path() != NULL ? stub_state_lock(vnpu_state_path()) : -1;
+  const int rc = destroy_vdevice(card_id, device_id, vdevid);
+  stub_state_unlock(lock);
+  return rc;
 }

@@ -180,13 +180,12 @@ static int mig_busy_enter(int dev, mig_busy* b) {
     if (busy) return -1;
   }
   usleep((useconds_t)(ms != NULL && ms[0] != '\0' ? stub_u64(ms, 10) : 20) * 1000);
-  snprintf(path, sizeof(path), "%s.lock", mig_state_path());
-  if ((b->state = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) >= 0) flock(b->state, LOCK_EX);
+  b->state = stub_state_lock(mig_state_path());
   return 0;
 }
 
 static nvmlReturn_t mig_busy_leave(const mig_busy* b, nvmlReturn_t rc) {
-  if (b->state >= 0) close(b->state);
+  stub_state_unlock(b->state);
   if (b->gpu >= 0) close(b->gpu);
   return rc;
 }

@@ -22,7 +22,11 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #define STUB_MAX_DEVICES 32
 #define STUB_MAX_FIELDS 10
@@ -123,6 +127,24 @@ static inline int stub_state_write(const char* path, const char* text) {
   }
   if (fclose(f) != 0) return -1;
   return rename(tmp, path);
+}
+
+/* Holds state file `path` for a read, change and write: the file is a
+ * node's, shared by its devices, whose calls may run at once in several
+ * processes. The descriptor to pass to stub_state_unlock (-1 when no lock
+ * could be had: the call goes on unguarded). */
+static inline int stub_state_lock(const char* path) {
+  char lock[4096];
+  int fd;
+  if (snprintf(lock, sizeof(lock), "%s.lock", path) >= (int)sizeof(lock)) return -1;
+  if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) return -1;
+  while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+  return fd;
+}
+
+static inline void stub_state_unlock(int fd) {
+  if (fd >= 0) close(fd);
 }
 
 #endif /* VGPU_TESTS_STUB_DEVICES_H_ */

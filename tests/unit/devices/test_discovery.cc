@@ -195,7 +195,7 @@ class DiscoveryTest : public CppUnit::TestFixture {
     std::vector<Device> devs = Resolve("dcmi", *raw, catalog_, env_, &notes);
     CPPUNIT_ASSERT(notes.empty());
     CPPUNIT_ASSERT_EQUAL(size_t(3), devs.size());
-    CPPUNIT_ASSERT_EQUAL(std::string("ascend-910b"), devs[0].model_id);
+    CPPUNIT_ASSERT_EQUAL(std::string("ascend-910b3"), devs[0].model_id);
     CPPUNIT_ASSERT_EQUAL(std::string("/dev/davinci4"), devs[0].files.at(0));
     CPPUNIT_ASSERT_EQUAL(std::string("ascend"), devs[0].gres_type);
     CPPUNIT_ASSERT_EQUAL(std::string("ASCEND_RT_VISIBLE_DEVICES"), devs[0].visible_devices_env);

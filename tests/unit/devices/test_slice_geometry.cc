@@ -55,6 +55,7 @@ class SliceGeometryTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(TooFewSharesIsAnError);
   CPPUNIT_TEST(CatalogChecksSlotsAndStarts);
   CPPUNIT_TEST(SlicedDevicesByTypeOrFeature);
+  CPPUNIT_TEST(VnpuTemplatesFitTheirChips);
   CPPUNIT_TEST_SUITE_END();
 
  public:
@@ -207,6 +208,41 @@ class SliceGeometryTest : public CppUnit::TestFixture {
       CPPUNIT_ASSERT_MESSAGE(tail, !r.ok());
       CPPUNIT_ASSERT_MESSAGE(r.message(), r.message().find(what) != std::string::npos);
     }
+  }
+
+  // vNPU templates take AI cores, not positions: the shipped slots give
+  // every set of templates that fits the cores, and no more (a 310P: at
+  // most seven vNPUs).
+  void VnpuTemplatesFitTheirChips() {
+    struct Case {
+      const char* model;
+      uint32_t shares;  // one template's request
+      int fit;          // how many fit an empty chip
+    } cases[] = {{"ascend-910b", 12, 8}, {"ascend-910b", 25, 4}, {"ascend-910b", 50, 2},
+                 {"ascend-910b3", 25, 4}, {"ascend-910b3", 50, 2}, {"ascend-310p", 12, 7},
+                 {"ascend-310p", 25, 4},  {"ascend-310p", 50, 2}};
+    for (const Case& c : cases) {
+      const ChipModel* m = catalog_.FindById(c.model);
+      CPPUNIT_ASSERT(m != nullptr);
+      auto g = SliceGeometry::For(*m, 100);
+      CPPUNIT_ASSERT_MESSAGE(g.message(), g.ok());
+      Device dev(100);
+      int placed = 0;
+      while (auto p = g->Choose(dev.Taken(*g), c.shares)) {
+        dev.Hold(*p, c.shares);
+        ++placed;
+      }
+      CPPUNIT_ASSERT_EQUAL_MESSAGE(std::string(c.model) + " " + std::to_string(c.shares), c.fit, placed);
+    }
+    // No template is a whole 910B3: a job of 100 shares gets the NPU
+    // unsliced, when nothing is on it.
+    auto b3 = SliceGeometry::For(*catalog_.FindById("ascend-910b3"), 100);
+    CPPUNIT_ASSERT_EQUAL(100u, b3->LargestFit(0));
+    CPPUNIT_ASSERT_EQUAL(50u, b3->LargestFit(1));
+    auto whole = b3->Choose(0, 100);
+    CPPUNIT_ASSERT(whole && whole->profile.empty() && whole->first_share == 0 && whole->shares == 100);
+    CPPUNIT_ASSERT(!b3->Choose(1, 100).has_value());
+    CPPUNIT_ASSERT(b3->PlacementOf(0, 100).has_value());
   }
 
   // slurmctld knows a device's model from its type or its node's features.

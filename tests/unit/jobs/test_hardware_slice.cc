@@ -89,6 +89,7 @@ class HardwareSliceTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(testMigBadInputsAndLibrary);
   CPPUNIT_TEST(testVnpuCreateAndDestroy);
   CPPUNIT_TEST(testVnpuCapacityExhausted);
+  CPPUNIT_TEST(testVnpu310PHoldsSeven);
   CPPUNIT_TEST(testVnpuFailures);
   CPPUNIT_TEST_SUITE_END();
 
@@ -509,15 +510,31 @@ class HardwareSliceTest : public CppUnit::TestFixture {
   void testVnpuCapacityExhausted() {
     UseVnpu();
     auto driver = Vnpu();
-    CPPUNIT_ASSERT(driver->Create("5", Profile("ascend-910b", "vir12_3c_32g")).ok());
-    CPPUNIT_ASSERT(driver->Create("5", Profile("ascend-910b", "vir06_1c_16g")).ok());  // 18 of 20 AI cores
-    auto full = driver->Create("5", Profile("ascend-910b", "vir03_1c_8g"));
+    CPPUNIT_ASSERT(driver->Create("5", Profile("ascend-910b3", "vir10_3c_32g")).ok());
+    CPPUNIT_ASSERT(driver->Create("5", Profile("ascend-910b3", "vir05_1c_16g")).ok());  // 15 of 20 AI cores
+    CPPUNIT_ASSERT(driver->Create("5", Profile("ascend-910b3", "vir05_1c_16g")).ok());  // 20
+    auto full = driver->Create("5", Profile("ascend-910b3", "vir05_1c_16g"));
     CPPUNIT_ASSERT(!full.ok());
     const std::string& m = full.message();
-    ASSERT_HAS(m, "vNPU vir03_1c_8g on NPU 5: dcmi_create_vdevice failed: DCMI error -8020");
+    ASSERT_HAS(m, "vNPU vir05_1c_16g on NPU 5: dcmi_create_vdevice failed: DCMI error -8020");
     ASSERT_HAS(m, "npu-smi info -t info-vnpu -i 2 -c 0");
-    CPPUNIT_ASSERT_EQUAL(size_t(2), Lines(vnpu_state_).size());
-    CPPUNIT_ASSERT(driver->Create("0", Profile("ascend-910b", "vir03_1c_8g")).ok());  // NPU 0 is free
+    CPPUNIT_ASSERT_EQUAL(size_t(3), Lines(vnpu_state_).size());
+    CPPUNIT_ASSERT(driver->Create("0", Profile("ascend-910b3", "vir05_1c_16g")).ok());  // NPU 0 is free
+  }
+
+  // A 310P holds at most seven vNPUs, whatever AI cores are left.
+  void testVnpu310PHoldsSeven() {
+    UseVnpu();
+    setenv("VGPU_STUB_DCMI_DEVICES", "Ascend,310P3,1,0,0,3,0,21527,0000:81:00.0", 1);
+    auto driver = Vnpu();
+    for (int i = 0; i < 7; ++i) {
+      auto s = driver->Create("3", Profile("ascend-310p", "vir01"));
+      CPPUNIT_ASSERT_MESSAGE(s.message(), s.ok());
+    }
+    auto eighth = driver->Create("3", Profile("ascend-310p", "vir01"));  // one AI core is still free
+    CPPUNIT_ASSERT(!eighth.ok());
+    ASSERT_HAS(eighth.message(), "DCMI error -8020");
+    CPPUNIT_ASSERT_EQUAL(size_t(7), Lines(vnpu_state_).size());
   }
 
   void testVnpuFailures() {

@@ -440,6 +440,14 @@ class JobSetupTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT_EQUAL(std::string("vir06_1c_16g"), node.log.live.at(0).profile);
     CPPUNIT_ASSERT_EQUAL(std::string("2"), node.log.live.at(0).parent);
     CPPUNIT_ASSERT(vgpu::TearDownJob(node.ctx, 8).ok());
+    // The whole NPU (no template holds it) is the NPU itself, unsliced.
+    env["VGPU_SHARES"] = "100";
+    job = JobAllocation::FromEnvironment(Lookup(env));
+    const int creates = node.log.creates;
+    st = vgpu::SetUpJob(node.ctx, *job);
+    CPPUNIT_ASSERT_MESSAGE(st.message(), st.ok());
+    CPPUNIT_ASSERT_EQUAL(creates, node.log.creates);
+    CPPUNIT_ASSERT(vgpu::TearDownJob(node.ctx, 8).ok());
   }
 
   void RunDirWritableByOthersRefused() {
