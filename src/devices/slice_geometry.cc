@@ -57,10 +57,16 @@ Result<SliceGeometry> SliceGeometry::For(const ChipModel& model, uint32_t shares
   return g;
 }
 
-SlotMask SliceGeometry::Mask(uint32_t start, uint32_t slots) const {
-  const SlotMask ones = slots >= 64 ? ~SlotMask{0} : (SlotMask{1} << slots) - 1;
-  return ones << start;
+namespace {
+
+SlotMask Mask(uint32_t start, uint32_t slots) {
+  SlicePlacement at;
+  at.start = start;
+  at.slots = slots;
+  return at.mask();
 }
+
+}  // namespace
 
 uint32_t SliceGeometry::Serves(const SliceProfile& p) const {
   return static_cast<uint32_t>(uint64_t{p.shares} * shares_per_device() / 100);

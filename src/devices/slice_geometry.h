@@ -47,6 +47,9 @@ struct SlicePlacement {
   uint32_t slots = 0;
   uint32_t first_share = 0;
   uint32_t shares = 0;  // shares the position owns (its slots' runs)
+
+  // Its slots as a mask.
+  SlotMask mask() const { return (slots >= 64 ? ~SlotMask{0} : (SlotMask{1} << slots) - 1) << start; }
 };
 
 class SliceGeometry {
@@ -86,7 +89,6 @@ class SliceGeometry {
 
  private:
   SliceGeometry() = default;
-  SlotMask Mask(uint32_t start, uint32_t slots) const;
   // The most shares a request that gets `p` can hold.
   uint32_t Serves(const SliceProfile& p) const;
   SlicePlacement At(const SliceProfile& p, uint32_t start) const;

@@ -124,6 +124,26 @@ Status ClusterState::SetFree(size_t index, uint64_t cpu_free, uint64_t memory_fr
   return Status::Ok();
 }
 
+Status ClusterState::SliceDevices(DeviceType type, std::shared_ptr<const SliceLayout> layout) {
+  if (!layout) return Status::Error("no slice layout");
+  if (type >= type_names_.size()) return Status::Error("no device type " + std::to_string(type));
+  for (NodeState& n : nodes_)
+    for (DeviceState& d : n.devices) {
+      if (d.type != type) continue;
+      if (d.free != shares_per_device_)
+        return Status::Error("node " + n.name + ": a device of " + TypeName(type) + " is in use; slice it first");
+      d.slicing = layout.get();
+      d.slices_taken = 0;
+      const uint32_t fit = std::min(layout->LargestFit(0), shares_per_device_);
+      free_shares_ -= d.free - fit;
+      type_free_[type] -= d.free - fit;
+      d.free = fit;
+      n.generation = NextGeneration();
+    }
+  layouts_.push_back(std::move(layout));
+  return Status::Ok();
+}
+
 void ClusterState::KeepGenerationsOf(const ClusterState& before) {
   if (before.shares_per_device_ != shares_per_device_ || before.type_keys_ != type_keys_) return;
   const size_t n = std::min(nodes_.size(), before.nodes_.size());
@@ -136,7 +156,8 @@ void ClusterState::KeepGenerationsOf(const ClusterState& before) {
       continue;
     bool same = true;
     for (size_t d = 0; same && d < a.devices.size(); ++d)
-      same = a.devices[d].type == b.devices[d].type && a.devices[d].free == b.devices[d].free;
+      same = a.devices[d].type == b.devices[d].type && a.devices[d].free == b.devices[d].free &&
+             a.devices[d].slices_taken == b.devices[d].slices_taken;
     if (same) a.generation = b.generation;
   }
 }
@@ -192,6 +213,9 @@ Status ClusterState::Check(const Request& req, const Placement& p, bool release)
       if (!TypeAllowed(req.types, dev.type))
         return Status::Error("node " + n.name + ": device " + std::to_string(d) + " is of type " +
                              TypeName(dev.type) + ", which the request does not allow");
+      if (release && dev.slicing)
+        return Status::Error("node " + n.name + ": device " + std::to_string(d) +
+                             " is sliced; its slices are not given back");
       if (release ? dev.free + per > s : dev.free < per)
         return Status::Error("node " + n.name + ": device " + std::to_string(d) + " has " +
                              std::to_string(dev.free) + " shares free");
@@ -221,10 +245,22 @@ Status ClusterState::Change(const Request& req, const Placement& p, bool release
     adjust(n.cpu_free, req.cpu_milli);
     adjust(n.memory_free, req.memory_mib);
     for (uint32_t d : a.devices) {
-      adjust(n.devices[d].free, a.shares_per_device);
-      adjust(type_free_[n.devices[d].type], uint64_t{a.shares_per_device});
+      DeviceState& dev = n.devices[d];
+      if (dev.slicing) {
+        // Check made sure it fits (shares <= free = LargestFit); a slice
+        // may take more than the shares asked, and strand what is left.
+        const std::optional<uint64_t> taken = dev.slicing->Take(dev.slices_taken, a.shares_per_device);
+        const uint32_t fit = taken ? std::min(dev.slicing->LargestFit(*taken), dev.free) : 0;
+        dev.slices_taken = taken.value_or(dev.slices_taken);
+        free_shares_ -= dev.free - fit;
+        type_free_[dev.type] -= dev.free - fit;
+        dev.free = fit;
+        continue;
+      }
+      adjust(dev.free, a.shares_per_device);
+      adjust(type_free_[dev.type], uint64_t{a.shares_per_device});
+      adjust(free_shares_, uint64_t{a.shares_per_device});
     }
-    adjust(free_shares_, static_cast<uint64_t>(a.devices.size()) * a.shares_per_device);
     // A count of running tasks, not of free resources: the other way round.
     if (!a.devices.empty()) {
       uint32_t& tasks = n.tasks_by_affinity[AffinityOf(req, s)];

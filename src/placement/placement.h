@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -34,9 +35,27 @@ using DeviceType = uint16_t;
 constexpr DeviceType kUnknownType = 0xFFFF;
 constexpr uint32_t kMaxSharesPerDevice = 65535;
 
+// A device cut into hardware slices (MIG, vNPU): where slices sit, not a
+// count of shares, decides what fits. Slice positions are bits of a mask.
+// Implemented outside the engine (vgpu-sim: the chip catalog's geometry,
+// devices/slice_geometry.h); the select plugin instead gives each sliced
+// device its LargestFit as free shares (SetFree).
+class SliceLayout {
+ public:
+  virtual ~SliceLayout() = default;
+  // The positions taken once a request of `shares` is placed where
+  // `taken` is in use; nullopt when it does not fit.
+  virtual std::optional<uint64_t> Take(uint64_t taken, uint32_t shares) const = 0;
+  // The largest request that fits where `taken` is in use; a request of
+  // x fits exactly when x <= LargestFit(taken).
+  virtual uint32_t LargestFit(uint64_t taken) const = 0;
+};
+
 struct DeviceState {
   DeviceType type = 0;
-  uint32_t free = 0;  // free shares, 0..S
+  uint32_t free = 0;  // free shares, 0..S; of a sliced device, its LargestFit
+  const SliceLayout* slicing = nullptr;  // set by ClusterState::SliceDevices
+  uint64_t slices_taken = 0;             // positions in use, when sliced
 };
 
 struct NodeState {
@@ -135,6 +154,13 @@ class ClusterState {
   Status SetFree(size_t node, uint64_t cpu_free, uint64_t memory_free,
                  const std::vector<uint32_t>& device_free);
 
+  // Cuts every device of `type` into the slices of `layout` (all free
+  // now): a request on one then takes a slice (Apply), and what the device
+  // has free is its layout's LargestFit. Slices are never given back
+  // (Release of a sliced device is an error: where a slice sat is not
+  // recorded); vgpu-sim releases nothing.
+  Status SliceDevices(DeviceType type, std::shared_ptr<const SliceLayout> layout);
+
   // Each node equal to `before`'s node of the same index (name, totals,
   // free amounts, device types, task counts) takes that node's generation:
   // a snapshot rebuilt from slurmctld's records then keeps the policies'
@@ -156,6 +182,7 @@ class ClusterState {
   uint64_t free_shares_ = 0;
   std::vector<uint64_t> type_total_;  // [type]
   std::vector<uint64_t> type_free_;
+  std::vector<std::shared_ptr<const SliceLayout>> layouts_;  // what DeviceState::slicing points to
 };
 
 // ---- Workload model (fgd, pool) ------------------------------------------

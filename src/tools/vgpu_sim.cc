@@ -17,6 +17,7 @@
 #include "placement/placement_fgd.h"
 #include "sim_report.h"
 #include "sim_run.h"
+#include "slice_layout.h"
 #include "svg_plot.h"
 #include "trace_csv.h"
 
@@ -28,12 +29,15 @@ using vgpu::Status;
 const char kUsage[] =
     "usage: vgpu-sim --nodes NODES.csv --pods PODS.csv --policy NAME[,NAME...]|all\n"
     "                [--seed N] [--repeat R] [--shares-per-device S] [--threads N]\n"
-    "                [--json FILE] [--plot FILE.svg]\n"
+    "                [--json FILE] [--plot FILE.svg] [--slice MODEL [--catalog DIRS]]\n"
     "Seeds are N..N+R-1 (default N=42, R=10: the paper's 42..51). S defaults to 1000.\n"
+    "--slice: every device cut in hardware slices like MODEL of the chip catalog\n"
+    "(MIG, vNPU: a task takes the smallest slice that holds it, where one fits).\n"
     "pool's parameters: --policy pool:resolution=1,cpu=1,cpu_ratio=1,used=0.5,coverage=1\n";
 
 struct Args {
-  std::string nodes, pods, policy, json, plot;
+  std::string nodes, pods, policy, json, plot, slice;
+  std::string catalog = VGPU_DEFAULT_CATALOG_DIR;
   uint64_t seed = 42;
   uint64_t repeat = 10;
   uint64_t shares = 1000;
@@ -66,7 +70,7 @@ Result<Args> Parse(int argc, char** argv) {
       opt = opt.substr(0, eq);
     }
     static const char* const kKnown[] = {"--nodes", "--pods", "--policy", "--json", "--plot", "--seed",
-                                         "--repeat", "--shares-per-device", "--threads"};
+                                         "--repeat", "--shares-per-device", "--threads", "--slice", "--catalog"};
     if (std::find(std::begin(kKnown), std::end(kKnown), opt) == std::end(kKnown))
       return Result<Args>::Error("unknown option " + opt + "; see --help");
     if (!inline_value) {
@@ -79,6 +83,8 @@ Result<Args> Parse(int argc, char** argv) {
     else if (opt == "--policy") a.policy = value;
     else if (opt == "--json") a.json = value;
     else if (opt == "--plot") a.plot = value;
+    else if (opt == "--slice") a.slice = value;
+    else if (opt == "--catalog") a.catalog = value;
     else if (opt == "--seed") { if ((n = Whole(opt, value, 0, UINT64_MAX / 2)).ok()) a.seed = *n; }
     else if (opt == "--repeat") { if ((n = Whole(opt, value, 1, 100000)).ok()) a.repeat = *n; }
     else if (opt == "--shares-per-device") { if ((n = Whole(opt, value, 1, vgpu::kMaxSharesPerDevice)).ok()) a.shares = *n; }
@@ -142,6 +148,10 @@ int Main(int argc, char** argv) {
   const uint32_t s = static_cast<uint32_t>(a.shares);
   auto trace = vgpu::sim::PrepareTrace(*nodes, *tasks, s);
   if (!trace.ok()) return Fail(a.pods + ": " + trace.message());
+  if (!a.slice.empty()) {
+    Status sliced = vgpu::sim::SliceEveryDevice(&trace->cluster, a.catalog, a.slice);
+    if (!sliced.ok()) return Fail(sliced.message());
+  }
 
   vgpu::sim::SimOptions opt;
   opt.policies = policies;

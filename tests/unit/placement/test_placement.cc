@@ -49,6 +49,7 @@ class PlacementTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(RequestRules);
   CPPUNIT_TEST(ClusterBuildAndTypes);
   CPPUNIT_TEST(ApplyAndRelease);
+  CPPUNIT_TEST(SlicedDevicesTakeSlices);
   CPPUNIT_TEST(ApplyRejectsBadPlacements);
   CPPUNIT_TEST(EveryPolicyObeysTheRules);
   CPPUNIT_TEST(TypeConstraints);
@@ -107,6 +108,50 @@ class PlacementTest : public CppUnit::TestFixture {
     CPPUNIT_ASSERT(c.node(0).generation != c.node(1).generation);
     ClusterState bad(0);
     CPPUNIT_ASSERT(!bad.AddNode("n", 1, 1, {"x"}).ok());
+  }
+
+  // A device in two halves (a stand-in for a catalog geometry): a 10-share
+  // request takes a half, so the device has 50 free, then none; slices are
+  // not given back; every policy then sees what the slices leave.
+  void SlicedDevicesTakeSlices() {
+    struct Halves : vgpu::SliceLayout {
+      std::optional<uint64_t> Take(uint64_t taken, uint32_t shares) const override {
+        if (shares > 50) return taken == 0 ? std::optional<uint64_t>(3) : std::nullopt;
+        if (!(taken & 1)) return taken | 1;
+        if (!(taken & 2)) return taken | 2;
+        return std::nullopt;
+      }
+      uint32_t LargestFit(uint64_t taken) const override { return taken == 0 ? 100 : taken == 3 ? 0 : 50; }
+    };
+    ClusterState c(100);
+    c.AddNode("a", 8000, 1000, {"t", "u"});
+    CPPUNIT_ASSERT(c.SliceDevices(c.FindType("t"), std::make_shared<Halves>()).ok());
+    CPPUNIT_ASSERT_EQUAL(100u, c.node(0).devices[0].free);
+    Request small = Req(10, 1000, 10);
+    Placement p;
+    p.placed = true;
+    p.nodes.push_back({0, {0}, 10});
+    CPPUNIT_ASSERT(c.Apply(small, p).ok());
+    CPPUNIT_ASSERT_EQUAL(50u, c.node(0).devices[0].free);
+    CPPUNIT_ASSERT_EQUAL(uint64_t{150}, c.free_shares());
+    CPPUNIT_ASSERT_EQUAL(uint64_t{50}, c.free_shares_of(c.FindType("t")));
+    CPPUNIT_ASSERT(c.Apply(small, p).ok());
+    CPPUNIT_ASSERT_EQUAL(0u, c.node(0).devices[0].free);
+    CPPUNIT_ASSERT(!c.Apply(small, p).ok());  // no half left
+    vgpu::Status back = c.Release(small, p);
+    CPPUNIT_ASSERT(!back.ok() && back.message().find("sliced") != std::string::npos);
+    // The unsliced device still counts shares; a policy places there.
+    for (const auto& name : vgpu::PolicyNames()) {
+      PolicyOptions o;
+      o.workload = std::make_shared<const WorkloadModel>(*WorkloadModel::FromRequests({small}, 100));
+      auto policy = vgpu::MakePolicy(name, o);
+      CPPUNIT_ASSERT_MESSAGE(name, policy.ok());
+      Placement q;
+      CPPUNIT_ASSERT((*policy)->Place(c, small, &q).ok());
+      CPPUNIT_ASSERT_MESSAGE(name, q.placed && q.nodes[0].devices == std::vector<uint32_t>{1});
+    }
+    // Slicing a device in use is refused.
+    CPPUNIT_ASSERT(!c.SliceDevices(c.FindType("t"), std::make_shared<Halves>()).ok());
   }
 
   void ApplyAndRelease() {

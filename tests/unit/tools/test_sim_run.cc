@@ -10,6 +10,8 @@
 #include "placement/placement.h"
 #include "sim_report.h"
 #include "sim_run.h"
+#include "slice_layout.h"
+#include "test_paths.h"
 
 using vgpu::sim::RunResult;
 using vgpu::sim::TraceNode;
@@ -52,6 +54,7 @@ class SimRunTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(PrepareErrors);
   CPPUNIT_TEST(WholeDeviceReplayByHand);
   CPPUNIT_TEST(RoundingWasteIsUnallocated);
+  CPPUNIT_TEST(SlicedDevicesStrandWhatSlicesRoundUp);
   CPPUNIT_TEST(NeverFittingTasksAreCountedFailures);
   CPPUNIT_TEST(DeterministicAcrossThreads);
   CPPUNIT_TEST(UnknownPolicyIsAnError);
@@ -137,6 +140,34 @@ class SimRunTest : public CppUnit::TestFixture {
       CPPUNIT_ASSERT_DOUBLES_EQUAL(s == 1000 ? 0.0 : 25.0, run->unallocated_pct, 1e-9);
       CPPUNIT_ASSERT_EQUAL(uint64_t{s == 1000 ? 10u : 18u}, run->failed);  // of 42 drawn
     }
+  }
+
+  // Every GPU an A100 cut in MIG instances (--slice): 0.1-GPU tasks take a
+  // 1g.10gb each (seven per GPU, not ten), 0.25-GPU ones a 2g.20gb (three,
+  // and one 1g.10gb position left that they cannot use).
+  void SlicedDevicesStrandWhatSlicesRoundUp() {
+    struct Case {
+      uint32_t milli;
+      double unallocated;
+    } cases[] = {{100, 30.0}, {250, 25.0}};
+    for (const Case& k : cases) {
+      auto trace = vgpu::sim::PrepareTrace(FourByTwo(), {Task("q", 1, k.milli)}, 1000);
+      CPPUNIT_ASSERT(trace.ok());
+      auto plain = vgpu::sim::RunOne(*trace, "first-fit", 42);
+      CPPUNIT_ASSERT_DOUBLES_EQUAL(0.0, plain->unallocated_pct, 1e-9);
+      vgpu::Status sliced = vgpu::sim::SliceEveryDevice(&trace->cluster, vgpu::CatalogDir(), "nvidia-a100-80g");
+      CPPUNIT_ASSERT_MESSAGE(sliced.message(), sliced.ok());
+      for (const auto& policy : {"first-fit", "pool"}) {
+        auto run = vgpu::sim::RunOne(*trace, policy, 42);
+        CPPUNIT_ASSERT_MESSAGE(run.message(), run.ok());
+        CPPUNIT_ASSERT_DOUBLES_EQUAL(k.unallocated, run->unallocated_pct, 1e-9);
+      }
+    }
+    auto trace = vgpu::sim::PrepareTrace(FourByTwo(), {Task("q", 1, 100)}, 1000);
+    vgpu::Status none = vgpu::sim::SliceEveryDevice(&trace->cluster, vgpu::CatalogDir(), "hygon-k100");
+    CPPUNIT_ASSERT(!none.ok() && Has(none.message(), "slice_slots"));
+    vgpu::Status unknown = vgpu::sim::SliceEveryDevice(&trace->cluster, vgpu::CatalogDir(), "acme-x1");
+    CPPUNIT_ASSERT(!unknown.ok() && Has(unknown.message(), "no such model"));
   }
 
   // Half the tasks ask for more memory than any node has.
