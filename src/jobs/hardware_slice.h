@@ -74,6 +74,12 @@ class SliceDriver {
                                        std::optional<uint32_t> start, const MadeSoFar& made_so_far) = 0;
   // Destroys it; a slice (or parent) that is already gone is success (idempotent).
   virtual Status Destroy(const HardwareSlice& slice) = 0;
+  // The slices on device `parent` now, each as a partial slice (its
+  // instance; no device, sub_instance kUnknownSubInstance) from which
+  // Destroy removes it. A driver that cannot list answers none.
+  virtual Result<std::vector<HardwareSlice>> InPlace(const std::string& /*parent*/) {
+    return std::vector<HardwareSlice>();
+  }
 };
 
 // dlopen the vendor library (`library` empty = the vendor's soname: libnvidia-ml.so.1 / libdcmi.so), init it; error names the library and the fix.
@@ -93,6 +99,9 @@ class SliceDriver {
 // slice.device's UUID, the ids were reused by a newer slice and nothing is
 // destroyed (success). The driver calls nvmlShutdown and
 // dlclose when destroyed.
+//
+// InPlace (MIG): the GPU instances of the GPU, none when MIG is off; vNPU
+// lists none.
 //
 // vNPU contract: `parent` is the physical id, mapped to DCMI's (card, device)
 // by enumeration; the template name is the profile name; the vdev id is

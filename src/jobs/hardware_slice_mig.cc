@@ -29,6 +29,8 @@ constexpr unsigned int kMaxGpuInstanceProfiles = 32;
 constexpr unsigned int kMaxComputeInstanceProfiles = 16;
 // Compute instances a GPU instance can hold (one per slice of a 7g/8g one).
 constexpr unsigned int kMaxComputeInstances = 8;
+// GPU instance ids probed on a GPU (7 at most are in use on an A100/H100).
+constexpr unsigned int kMaxGpuInstanceIds = 32;
 // Placements a GPU instance profile can have (one per memory slice).
 constexpr unsigned int kMaxPlacements = 16;
 
@@ -127,6 +129,7 @@ class MigDriver : public slice_internal::VendorSliceDriver<Nvml> {
   Result<HardwareSlice> Create(const std::string& parent, const SliceProfile& profile, std::optional<uint32_t> start,
                                const MadeSoFar& made_so_far) override;
   Status Destroy(const HardwareSlice& slice) override;
+  Result<std::vector<HardwareSlice>> InPlace(const std::string& parent) override;
 
  private:
   // The driver's placement of GPU instance profile `id` that begins at
@@ -405,6 +408,32 @@ Status MigDriver::Destroy(const HardwareSlice& slice) {
                          ": the GPU instance holds other compute instances or processes; nvidia-smi mig -i " + smi +
                          " -lci lists them");
   return Status::Error(what + Failed("nvmlGpuInstanceDestroy", rc) + by_hand);
+}
+
+Result<std::vector<HardwareSlice>> MigDriver::InPlace(const std::string& parent) {
+  using R = Result<std::vector<HardwareSlice>>;
+  std::vector<HardwareSlice> out;
+  nvmlDevice_t dev = nullptr;
+  nvmlReturn_t rc = api_.handle_by_uuid(parent.c_str(), &dev);
+  if (rc != NVML_SUCCESS) return R::Error("GPU " + parent + ": " + Failed("nvmlDeviceGetHandleByUUID", rc));
+  unsigned int current = 0, pending = 0;
+  rc = api_.mig_mode(dev, &current, &pending);
+  if (rc == NVML_ERROR_NOT_SUPPORTED || (rc == NVML_SUCCESS && current != NVML_DEVICE_MIG_ENABLE)) return out;
+  if (rc != NVML_SUCCESS) return R::Error("GPU " + parent + ": " + Failed("nvmlDeviceGetMigMode", rc));
+  for (unsigned int id = 0; id < kMaxGpuInstanceIds; ++id) {
+    nvmlGpuInstance_t gi = nullptr;
+    rc = api_.gi_by_id(dev, id, &gi);
+    if (rc == NVML_ERROR_NOT_FOUND || rc == NVML_ERROR_INVALID_ARGUMENT) continue;
+    if (rc != NVML_SUCCESS) return R::Error("GPU " + parent + ": " + Failed("nvmlDeviceGetGpuInstanceById", rc));
+    HardwareSlice s;
+    s.vendor = "nvidia";
+    s.parent = parent;
+    s.profile = "GPU instance " + std::to_string(id);
+    s.instance = id;
+    s.sub_instance = kUnknownSubInstance;
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 }  // namespace

@@ -39,6 +39,27 @@ Status WriteSlices(const std::string& run_dir, uint32_t job_id, const std::vecto
   return WriteFileAtomically(JobSlicesPath(run_dir, job_id), SerializeSlices(slices), 0644);
 }
 
+// Removes the slices on `parent` that no job's record names: made by a
+// prolog killed between the driver's return and its record (or by hand on
+// a device vgpu slices). Called under the device's SliceLock, which every
+// prolog and epilog holds while it makes or destroys a slice there and
+// records it: what is on the device and in no record then belongs to no
+// job. Nothing is removed when a record cannot be read (no proof).
+void RemoveOrphans(const NodeContext& ctx, SliceDriver& driver, const std::string& vendor,
+                   const std::string& parent) {
+  auto in_place = driver.InPlace(parent);
+  if (!in_place.ok() || in_place->empty()) return;
+  std::vector<uint32_t> owned;
+  for (uint32_t job : JobsOnRecord(ctx.run_dir)) {
+    auto slices = JobSlices(ctx.run_dir, job);
+    if (!slices.ok()) return;
+    for (const HardwareSlice& s : *slices)
+      if (s.vendor == vendor && s.parent == parent) owned.push_back(s.instance);
+  }
+  for (const HardwareSlice& s : *in_place)
+    if (std::find(owned.begin(), owned.end(), s.instance) == owned.end()) (void)driver.Destroy(s);
+}
+
 // The id the vendor's slicing API names the parent device by.
 std::string SliceParent(const std::string& vendor, const AllocatedDevice& d, const DeviceLimit& limit) {
   return vendor == "nvidia" ? d.uuid : limit.uuid;
@@ -91,6 +112,7 @@ Status CutSlices(const NodeContext& ctx, const JobAllocation& job, JobLimits* li
     {
       SliceLock lock(ctx.run_dir, parent);
       if (!lock.ok()) return lock.status();
+      RemoveOrphans(ctx, *driver, limit.vendor, parent);
       slice = driver->Create(parent, *profile, start, record_partial);
     }
     if (!slice.ok()) return Status::Error(slice.message());

@@ -419,6 +419,26 @@ t_vnpu_at_capacity() {
 	wait_clean "$id"
 }
 
+# A MIG instance no job's record names on each of n3's GPUs (a prolog
+# killed between the driver's return and its record, or one made by hand):
+# the next prolog that slices the GPU removes it first (under the GPU's
+# lock: proof that no job owns it). A job of both GPUs runs in its own two
+# 7g.80gb instances, which the orphans filled, and leaves nothing.
+t_orphan_slice_removed() {
+	local id u0 u1
+	trap 'restore_slicing' EXIT
+	with_slicing nvidia-a100-80g
+	lab_uuid_to u0 n3 0
+	lab_uuid_to u1 n3 1
+	printf '%s gi=1 ci=- profile=4 uuid=- start=0\n%s gi=1 ci=- profile=4 uuid=- start=0\n' "$u0" "$u1" >"$LAB/hw/mig-n3"
+	id=$(submit -w n3 --gres=vgpu:nvidia:200 --wrap "cat $LAB/hw/mig-n3 >$RUN/\$SLURM_JOB_ID.mig")
+	wait_job "$id"
+	expect "MIG devices while job $id ran" "$(grep -c 'uuid=MIG-' "$RUN/$id.mig")" 2
+	wait_clean "$id"
+	[ ! -s "$LAB/hw/mig-n3" ] || fail "MIG instances left: $(cat "$LAB/hw/mig-n3")"
+	[[ $(sinfo -h -n n3 -o %t) != drain* ]] || fail "n3 drained: $(sinfo -h -n n3 -o %E)"
+}
+
 # vNPU: a 25-share job on n1 runs in a vir06_1c_16g vNPU; its
 # ASCEND_RT_VISIBLE_DEVICES names the vNPU; the epilog destroys it.
 t_vnpu_slices() {

@@ -82,6 +82,7 @@ class HardwareSliceTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(testMigProfilesMapToNvmlProfiles);
   CPPUNIT_TEST(testMigCapacityExhausted);
   CPPUNIT_TEST(testMigAtThePlacementGiven);
+  CPPUNIT_TEST(testMigInPlaceListsWhatDestroyRemoves);
   CPPUNIT_TEST(testMigSecondClientAtOnceIsRefused);
   CPPUNIT_TEST(testMigModeOffOrAbsent);
   CPPUNIT_TEST(testMigComputeInstanceFailureUndoesGpuInstance);
@@ -358,6 +359,25 @@ class HardwareSliceTest : public CppUnit::TestFixture {
     ASSERT_HAS(seven.message(), "no placement of 1 slots at slot 7 (it offers start:size 0:1, 1:1");
     ASSERT_HAS(seven.message(), "nvidia-smi mig -lgipp");
     CPPUNIT_ASSERT_EQUAL(size_t(2), Lines(mig_state_).size());
+  }
+
+  // What is on a GPU, as partial slices Destroy removes (an orphan's way out).
+  void testMigInPlaceListsWhatDestroyRemoves() {
+    UseMig();
+    auto driver = Mig();
+    CPPUNIT_ASSERT(driver->Create("GPU-aaaa", Profile("nvidia-a100-80g", "1g.10gb")).ok());
+    CPPUNIT_ASSERT(driver->Create("GPU-aaaa", Profile("nvidia-a100-80g", "2g.20gb")).ok());
+    CPPUNIT_ASSERT(driver->Create("GPU-bbbb", Profile("nvidia-a100-80g", "1g.10gb")).ok());
+    auto on = driver->InPlace("GPU-aaaa");
+    CPPUNIT_ASSERT_MESSAGE(on.message(), on.ok());
+    CPPUNIT_ASSERT_EQUAL(size_t(2), on->size());
+    CPPUNIT_ASSERT_EQUAL(1u, on->at(0).instance);
+    CPPUNIT_ASSERT_EQUAL(2u, on->at(1).instance);
+    for (const HardwareSlice& s : *on) CPPUNIT_ASSERT(driver->Destroy(s).ok());
+    CPPUNIT_ASSERT_EQUAL(size_t(1), Lines(mig_state_).size());  // GPU-bbbb's
+    CPPUNIT_ASSERT(driver->InPlace("GPU-aaaa")->empty());
+    setenv("VGPU_STUB_NVML_MIG_MODE", "0", 1);
+    CPPUNIT_ASSERT(driver->InPlace("GPU-bbbb")->empty());  // MIG off: none can exist
   }
 
   // The driver refuses a second client reconfiguring a GPU at the same

@@ -100,6 +100,12 @@ class FakeSlicer : public vgpu::SliceDriver {
     log_->live.push_back(s);
     return s;
   }
+  vgpu::Result<std::vector<HardwareSlice>> InPlace(const std::string& parent) override {
+    std::vector<HardwareSlice> on;
+    for (const HardwareSlice& s : log_->live)
+      if (s.parent == parent && s.vendor == vendor_) on.push_back(s);
+    return on;
+  }
   vgpu::Status Destroy(const HardwareSlice& slice) override {
     ++log_->destroys;
     if (log_->fail_destroy) return vgpu::Status::Error("fake: busy");
@@ -152,6 +158,7 @@ class JobSetupTest : public CppUnit::TestFixture {
   CPPUNIT_TEST(SlicingOneAtATimePerDevice);
   CPPUNIT_TEST(SlicesMadeRecordedAndDestroyed);
   CPPUNIT_TEST(SliceCutWhereTheSharesSay);
+  CPPUNIT_TEST(OrphanSlicesRemovedBeforeCutting);
   CPPUNIT_TEST(FailedSliceLeavesNothing);
   CPPUNIT_TEST(UndestroyedSliceStaysOnRecord);
   CPPUNIT_TEST(NoProfileIsAClearError);
@@ -340,6 +347,30 @@ class JobSetupTest : public CppUnit::TestFixture {
     env["VGPU_SHARE_OFFSETS"] = "85,100";
     auto bad = JobAllocation::FromEnvironment(Lookup(env));
     CPPUNIT_ASSERT(!bad.ok() && Has(bad.message(), "VGPU_SHARE_OFFSETS item \"100\" is not 0..99"));
+  }
+
+  // A slice on the device that no job's record names (its prolog died
+  // before recording it) is removed before the next one is cut there;
+  // another job's slice on record stays.
+  void OrphanSlicesRemovedBeforeCutting() {
+    Node node("nvidia-a100-80g");
+    Env other = A100Job();
+    other["SLURM_JOB_ID"] = "90";
+    auto kept = JobAllocation::FromEnvironment(Lookup(other));
+    CPPUNIT_ASSERT(vgpu::SetUpJob(node.ctx, *kept).ok());
+    CPPUNIT_ASSERT_EQUAL(size_t{2}, node.log.live.size());
+    HardwareSlice orphan = node.log.live[0];
+    orphan.instance = 999;
+    orphan.device = "MIG-orphan";
+    node.log.live.push_back(orphan);
+    Env env = A100Job();
+    auto job = JobAllocation::FromEnvironment(Lookup(env));
+    vgpu::Status st = vgpu::SetUpJob(node.ctx, *job);
+    CPPUNIT_ASSERT_MESSAGE(st.message(), st.ok());
+    CPPUNIT_ASSERT_EQUAL(size_t{4}, node.log.live.size());  // job 90's two, job 77's two
+    for (const HardwareSlice& s : node.log.live) CPPUNIT_ASSERT(s.device != "MIG-orphan");
+    CPPUNIT_ASSERT(vgpu::TearDownJob(node.ctx, 77).ok() && vgpu::TearDownJob(node.ctx, 90).ok());
+    CPPUNIT_ASSERT(node.log.live.empty());
   }
 
   void SlicesMadeRecordedAndDestroyed() {
