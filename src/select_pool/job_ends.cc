@@ -45,6 +45,7 @@ std::vector<HeldUntil> RunningHolds(int n, const VgpuDevices& devs) {
 int64_t EarliestFitAsJobsEnd(const node_record_t* node, const VgpuDevices& devs, const Request& req,
                              const std::vector<HeldUntil>& held, int64_t now) {
   const uint32_t s = devs.shares_per_device;
+  const uint32_t per = RequestSharesPerDevice(req, s);
   const bool any_sliced =
       std::any_of(devs.geometry.begin(), devs.geometry.end(), [](const SliceGeometry* g) { return g != nullptr; });
   ClusterState one(s);
@@ -83,8 +84,9 @@ int64_t EarliestFitAsJobsEnd(const node_record_t* node, const VgpuDevices& devs,
         }
       }
       free[t] = static_cast<uint32_t>(std::min<uint64_t>(f, s));
-      // A slot frees when every job with a bit in it has ended.
-      if (devs.geometry[t]) free[t] = std::min(free[t], devs.geometry[t]->LargestFit(taken[t] & ~(ended_slots & ~kept_slots)));
+      // A slot frees when every job with a bit in it has ended; a sliced
+      // device takes the request only where a slice holds it.
+      if (devs.geometry[t] && !devs.geometry[t]->Choose(taken[t] & ~(ended_slots & ~kept_slots), per)) free[t] = 0;
     }
     (void)one.SetFree(0, 0, 0, free);
     return !ChooseDevicesOnNode(one.node(0), req, s).empty();

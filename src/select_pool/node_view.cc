@@ -56,6 +56,13 @@ bool ReadVgpuDevices(const node_record_t* node, const SlicedModels* sliced, Vgpu
   return true;
 }
 
+std::vector<uint32_t> FreeFor(const VgpuDevices& devs, uint32_t per, bool capacity) {
+  std::vector<uint32_t> free = capacity ? std::vector<uint32_t>(devs.bits.size(), devs.shares_per_device) : devs.free;
+  for (size_t t = 0; t < free.size(); ++t)
+    if (devs.geometry[t] && !devs.geometry[t]->Choose(capacity ? 0 : devs.Taken(t), per)) free[t] = 0;
+  return free;
+}
+
 std::vector<gres_job_state_t*> VgpuRequests(const job_record_t* job) {
   std::vector<gres_job_state_t*> out;
   if (!job || !job->gres_list_req) return out;
@@ -131,6 +138,12 @@ ClusterView::ClusterView(uint32_t shares_per_device, const ConsTresOps* cons_tre
     const uint64_t mem_free = alloc_memory >= memory ? 0 : memory - alloc_memory;
     (void)cluster_.SetFree(index, cpu_free, mem_free, devs.free);
     cluster_index_[i] = static_cast<int>(index);
+    slices_.emplace_back();
+    for (size_t t = 0; t < devs.geometry.size(); ++t)
+      if (devs.geometry[t]) {
+        slices_.back().resize(devs.geometry.size(), {nullptr, 0});
+        slices_.back()[t] = {devs.geometry[t], devs.Taken(t)};
+      }
     node_index_.push_back(i);
   }
 }
@@ -157,6 +170,14 @@ const std::vector<uint64_t>& ClusterView::HeldCpuMilli(list_t* jobs) const {
   }
   held_cpu_milli_ = std::move(held);
   return *held_cpu_milli_;
+}
+
+NodeState ClusterView::NodeFor(uint32_t cluster_index, uint32_t per) const {
+  NodeState node = cluster_.node(cluster_index);
+  const auto& slices = slices_[cluster_index];
+  for (size_t t = 0; t < slices.size() && t < node.devices.size(); ++t)
+    if (slices[t].first && !slices[t].first->Choose(slices[t].second, per)) node.devices[t].free = 0;
+  return node;
 }
 
 int ClusterView::ClusterIndex(int node_index) const {

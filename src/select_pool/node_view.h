@@ -45,6 +45,12 @@ gres_node_state_t* VgpuNodeState(const node_record_t* node);
 // says which devices are counted in slices.
 bool ReadVgpuDevices(const node_record_t* node, const SlicedModels* sliced, VgpuDevices* out);
 
+// What each device of `devs` has free for a request of `per` shares per
+// device: its free shares (all, with `capacity`), or 0 on a sliced device
+// where no slice holds `per` now (or ever: 60 shares of a 910B, whose
+// largest template is 50 %, while its LargestFit is the whole NPU).
+std::vector<uint32_t> FreeFor(const VgpuDevices& devs, uint32_t per, bool capacity);
+
 // The job's vgpu entries of its GRES request (usually one).
 std::vector<gres_job_state_t*> VgpuRequests(const job_record_t* job);
 
@@ -83,12 +89,21 @@ class ClusterView {
   const std::vector<uint64_t>& HeldCpuMilli(list_t* jobs) const;
   // Nodes skipped because their devices are not S shares each.
   const std::vector<std::string>& mismatched() const { return mismatched_; }
+  // Whether node `cluster_index` has sliced devices.
+  bool HasSlices(uint32_t cluster_index) const { return !slices_[cluster_index].empty(); }
+  // Node `cluster_index` as a request of `per` shares per device sees it
+  // (FreeFor: sliced devices where no slice holds `per` have none free); a
+  // copy, so only for nodes HasSlices.
+  NodeState NodeFor(uint32_t cluster_index, uint32_t per) const;
 
  private:
   ClusterState cluster_;
   std::vector<int> node_index_;
   std::vector<int> cluster_index_;  // by node table index
   mutable std::optional<std::vector<uint64_t>> held_cpu_milli_;
+  // By cluster index, per device: its geometry and taken slots (empty for
+  // a node without sliced devices).
+  std::vector<std::vector<std::pair<const SliceGeometry*, SlotMask>>> slices_;
   std::vector<std::string> mismatched_;
 };
 

@@ -39,11 +39,12 @@ class BitmapCopy {
 };
 
 // A single node's devices as a one-node cluster, so that type ids of the
-// request, the preference and the devices agree.
-ClusterState OneNode(const node_record_t* node, const VgpuDevices& devs, bool capacity) {
+// request, the preference and the devices agree; free as a request of
+// `per` shares per device sees them (FreeFor).
+ClusterState OneNode(const node_record_t* node, const VgpuDevices& devs, bool capacity, uint32_t per) {
   ClusterState c(devs.shares_per_device);
   (void)c.AddNode(node->name, 0, 0, devs.types);
-  if (!capacity) (void)c.SetFree(0, 0, 0, devs.free);
+  (void)c.SetFree(0, 0, 0, FreeFor(devs, per, capacity));
   return c;
 }
 
@@ -149,8 +150,9 @@ void ForEachNodePart(const job_record_t* job, bitstr_t* nodes, bool capacity, co
       part.node = node_record_table_ptr[n];
       part.known = ReadVgpuDevices(part.node, sliced, &part.devices);
       if (part.known) {
-        part.one = OneNode(part.node, part.devices, capacity);
         part.req.shares = static_cast<uint32_t>(js->gres_per_node);
+        part.one = OneNode(part.node, part.devices, capacity,
+                           RequestSharesPerDevice(part.req, part.devices.shares_per_device));
         part.req.types = RequestTypes(part.one, js);
       }
       fn(part);
@@ -258,8 +260,12 @@ void PoolScheduler::FilterNodes(const job_record_t* job, bitstr_t* bitmap, bool 
         const int ci = bit_test(bitmap, n) ? view->ClusterIndex(static_cast<int>(n)) : -1;
         if (ci < 0) continue;
         bit_clear(rest.get(), n);
-        if (ChooseDevicesOnNode(cluster.node(ci), req, cluster.shares_per_device()).empty())
-          bit_clear(bitmap, n);
+        const uint32_t s = cluster.shares_per_device();
+        const uint32_t at = static_cast<uint32_t>(ci);
+        const bool fits = view->HasSlices(at)
+                              ? !ChooseDevicesOnNode(view->NodeFor(at, RequestSharesPerDevice(req, s)), req, s).empty()
+                              : !ChooseDevicesOnNode(cluster.node(at), req, s).empty();
+        if (!fits) bit_clear(bitmap, n);
       }
     }
   }
@@ -429,9 +435,9 @@ int PoolScheduler::PlaceOnDevices(job_record_t* job) {
       if (!select || !ReadVgpuDevices(node, &sliced_, &devs)) continue;
       const uint32_t count = static_cast<uint32_t>(bit_set_count(select));
       if (!count) continue;
-      ClusterState one = OneNode(node, devs, false);
       Request req;
       req.shares = count;
+      ClusterState one = OneNode(node, devs, false, RequestSharesPerDevice(req, devs.shares_per_device));
       req.types = RequestTypes(one, js);
       auto levels = DeviceLevels(one.node(0), req.types, KnownTypes(one, UntypedOrder()),
                                  LocalDevices(job, job_node, devs));

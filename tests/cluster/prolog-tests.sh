@@ -419,6 +419,25 @@ t_vnpu_at_capacity() {
 	wait_clean "$id"
 }
 
+# A request no vNPU template holds but less than a whole NPU (60 shares of
+# a 910B, whose largest template is 50 %) fits no sliced NPU ever:
+# slurmctld refuses a job that names n1 at submission (as any request n1
+# can never hold), and no prolog fails; without slicing the same job runs.
+t_vnpu_no_template_waits() {
+	local id out
+	trap 'restore_slicing' EXIT
+	with_slicing ascend-910b
+	if out=$(submit -w n1 --gres=vgpu:ascend:60 --wrap true 2>&1); then
+		scancel "$out"
+		fail "a 60-share job on sliced n1 was accepted (job $out)"
+	fi
+	[[ $out == *"Requested node configuration is not available"* ]] || fail "sbatch said: $out"
+	[[ $(sinfo -h -n n1 -o %t) != drain* ]] || fail "n1 drained: $(sinfo -h -n n1 -o %E)"
+	restore_slicing
+	id=$(submit -w n1 --gres=vgpu:ascend:60 --wrap true)
+	wait_job "$id"
+}
+
 # A MIG instance no job's record names on each of n3's GPUs (a prolog
 # killed between the driver's return and its record, or one made by hand):
 # the next prolog that slices the GPU removes it first (under the GPU's
