@@ -56,17 +56,10 @@ int64_t EarliestFitAsJobsEnd(const node_record_t* node, const VgpuDevices& devs,
     (void)one.SetFree(0, 0, 0, devs.free);
     return EarliestFit(one.node(0), req, s, std::move(releases), now);
   }
-  // Raw free bits and taken slots now; jobs end in order of their end.
-  std::vector<uint32_t> raw(devs.bits.size());
+  // Unallocated bits and taken slots now; jobs end in order of their end.
+  const std::vector<uint32_t>& raw = devs.unallocated;
   std::vector<SlotMask> taken(devs.bits.size());
-  for (size_t t = 0; t < raw.size(); ++t) {
-    bitstr_t* alloc = devs.gres->gres_bit_alloc;
-    const uint32_t used = alloc && bit_size(alloc) == bit_size(devs.bits[t])
-                              ? static_cast<uint32_t>(bit_overlap(devs.bits[t], alloc))
-                              : 0;
-    raw[t] = s - std::min(s, used);
-    taken[t] = devs.Taken(t);
-  }
+  for (size_t t = 0; t < taken.size(); ++t) taken[t] = devs.Taken(t);
   std::vector<const HeldUntil*> order;
   for (const HeldUntil& h : held) order.push_back(&h);
   std::sort(order.begin(), order.end(), [](const HeldUntil* a, const HeldUntil* b) { return a->end < b->end; });

@@ -48,6 +48,7 @@ bool ReadVgpuDevices(const node_record_t* node, const SlicedModels* sliced, Vgpu
     const char* type = ns->topo_type_name ? ns->topo_type_name[t] : nullptr;
     out->types.push_back(type ? type : "");
     out->free.push_back(size - used);
+    out->unallocated.push_back(size - used);
     const SliceGeometry* g = nullptr;
     if (sliced && !sliced->empty() && type) g = sliced->Find(node->features ? node->features : "", type);
     out->geometry.push_back(g && g->shares_per_device() == size ? g : nullptr);

@@ -26,6 +26,7 @@ struct VgpuDevices {
   // The largest request each device takes now: its free bits, or for a
   // sliced device (geometry set) the most a free slice position serves.
   std::vector<uint32_t> free;
+  std::vector<uint32_t> unallocated;  // bits not allocated now (free before slices)
   std::vector<const SliceGeometry*> geometry;  // null: counted in shares
   uint32_t shares_per_device = 0;    // bits per device (all equal)
 
